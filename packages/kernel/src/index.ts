@@ -1,0 +1,31 @@
+/**
+ * `@ratchet/kernel` — Ratchet's pure core. Every module is a namespace:
+ *
+ * ```ts
+ * import { Attempt, Intent, Turn, Task, Gate, Digest, Event } from "@ratchet/kernel"
+ * ```
+ *
+ * Nothing here performs I/O, reads a clock or generates randomness: time and identifiers
+ * arrive inside commands, so every function is deterministic and replayable.
+ *
+ * @since 0.1.0
+ */
+
+/** @since 0.1.0 */
+export * as Attempt from "./Attempt.js"
+/** @since 0.1.0 */
+export * as Digest from "./Digest.js"
+/** @since 0.1.0 */
+export * as Event from "./Event.js"
+/** @since 0.1.0 */
+export * as Gate from "./Gate.js"
+/** @since 0.1.0 */
+export * as Intent from "./Intent.js"
+/** @since 0.1.0 */
+export * as Plan from "./Plan.js"
+/** @since 0.1.0 */
+export * as Spec from "./Spec.js"
+/** @since 0.1.0 */
+export * as Task from "./Task.js"
+/** @since 0.1.0 */
+export * as Turn from "./Turn.js"

@@ -1,4 +1,13 @@
-import { mergeConfig } from "vitest/config"
-import shared from "../../vitest.shared.js"
+/**
+ * The kernel's test settings. Self-contained on purpose: Stryker runs these tests from a sandbox
+ * copy of this package, where a relative import of the workspace's shared config would not
+ * resolve. The kernel imports no other workspace package, so it needs no source condition.
+ */
+import { defineConfig } from "vitest/config"
 
-export default mergeConfig(shared, {})
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 30_000
+  }
+})

@@ -1,0 +1,661 @@
+/**
+ * The event catalogue: every fact the task aggregate records, as one `effect/Schema` union.
+ *
+ * Events are the authority (state is a fold of them), so their shapes are versioned. Each event
+ * carries `_tag` (its type) and `version`. Decoding is total: an unknown type, a version newer than
+ * this kernel understands, or a malformed body is a typed {@link EventDecodeError} naming what was
+ * wrong — never a crash — so an old binary reading a newer log stops with a clear message instead of
+ * folding garbage.
+ *
+ * Time (`at`, epoch milliseconds) and identities arrive from the caller; the kernel reads no clock.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as Digest from "./Digest.js"
+import * as Plan from "./Plan.js"
+import * as Spec from "./Spec.js"
+
+// ---------------------------------------------------------------------------------------------
+// Shared value shapes
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The 15 canonical task states of the lifecycle (seed 004). Public stage names (`brief`,
+ * `contract`, …) are aliases over these; see `Task.stageOf`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TaskState = Schema.Literal(
+  "INITIALIZING",
+  "INTERVIEWING",
+  "SPEC_READY",
+  "SPEC_APPROVED",
+  "PREFLIGHT",
+  "PLAN_READY",
+  "PLAN_APPROVED",
+  "RUNNING",
+  "VERIFYING",
+  "COMPLETED",
+  "REOPENED",
+  "PAUSED",
+  "BLOCKED",
+  "FAILED",
+  "CANCELLED"
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type TaskState = typeof TaskState.Type
+
+/**
+ * Epoch milliseconds, supplied by the caller's clock.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Timestamp = Schema.Int.pipe(Schema.nonNegative())
+
+const NonEmpty = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096))
+const Text = Schema.String.pipe(Schema.maxLength(65_536))
+
+/**
+ * Who did something. `user` is a person at a terminal; `agent` is an AI worker inside a host
+ * session; `runner` executes plan steps; `verifier` judges acceptance criteria; `system` is
+ * Ratchet itself (recovery, reconciliation).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Actor = Schema.Struct({
+  kind: Schema.Literal("user", "agent", "runner", "verifier", "system"),
+  id: NonEmpty
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Actor = typeof Actor.Type
+
+/**
+ * What a receipt approves. A receipt for one subject never counts for another.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ReceiptSubject = Schema.Literal("restatement", "spec", "plan", "reopen", "scope")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ReceiptSubject = typeof ReceiptSubject.Type
+
+/**
+ * A person's approval, bound to the exact digest they were shown. Only a receipt whose actor is a
+ * `user` and whose digest equals the current one counts; nothing written in a project file, a
+ * host session or an earlier revision substitutes for it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Receipt = Schema.Struct({
+  subject: ReceiptSubject,
+  digest: Digest.Digest,
+  actor: Actor,
+  /** How the approval was given, e.g. `terminal` (an interactive TTY prompt). */
+  channel: NonEmpty,
+  at: Timestamp
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Receipt = typeof Receipt.Type
+
+/**
+ * Why a task cannot move, who can move it and what they must do (seed 004, §7).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Blocker = Schema.Struct({
+  category: Schema.Literal(
+    "missing_evidence",
+    "missing_dependency",
+    "missing_authority",
+    "decision_needed",
+    "verification_failed",
+    "scope_violation",
+    "retry_budget_spent",
+    "repeated_failure",
+    "no_progress"
+  ),
+  owner: Schema.Literal("user", "agent", "system"),
+  requiredAction: NonEmpty,
+  lastEvidence: Schema.optional(Schema.Array(NonEmpty))
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Blocker = typeof Blocker.Type
+
+/**
+ * A read-only look at the repository taken before planning: what the contract assumed and what is
+ * actually there. Any `missingPaths` or `invalidScopes` is a wrong assumption.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const PreflightObservation = Schema.Struct({
+  head: Schema.NullOr(NonEmpty),
+  dirtyPaths: Schema.Array(NonEmpty),
+  missingPaths: Schema.Array(NonEmpty),
+  invalidScopes: Schema.Array(NonEmpty)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type PreflightObservation = typeof PreflightObservation.Type
+
+/**
+ * One acceptance criterion's verdict as the completion gate consumes it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const AcVerdict = Schema.Struct({
+  acId: NonEmpty,
+  verdict: Schema.Literal("PASS", "FAIL", "INDETERMINATE", "NOT_RUN"),
+  evidenceRefs: Schema.Array(NonEmpty),
+  /** The spec digest the evidence was taken against; evidence from a stale digest never counts. */
+  specDigest: Digest.Digest,
+  verifier: Actor,
+  at: Timestamp
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type AcVerdict = typeof AcVerdict.Type
+
+// ---------------------------------------------------------------------------------------------
+// The catalogue
+// ---------------------------------------------------------------------------------------------
+
+const common = { actor: Actor, at: Timestamp }
+
+const event = <Tag extends string, Fields extends Schema.Struct.Fields>(tag: Tag, fields: Fields) =>
+  Schema.TaggedStruct(tag, { version: Schema.Literal(1), ...common, ...fields })
+
+/** @since 0.1.0 @category schemas */
+export const TaskCreated = event("TaskCreated", {
+  taskId: NonEmpty,
+  projectId: NonEmpty,
+  goal: NonEmpty,
+  slug: NonEmpty
+})
+/** @since 0.1.0 @category schemas */
+export const InterviewBegun = event("InterviewBegun", {})
+/** @since 0.1.0 @category schemas */
+export const QuestionAsked = event("QuestionAsked", {
+  questionId: NonEmpty,
+  text: NonEmpty,
+  blocking: Schema.Boolean
+})
+/** @since 0.1.0 @category schemas */
+export const QuestionAnswered = event("QuestionAnswered", {
+  questionId: NonEmpty,
+  answer: Text,
+  source: Schema.Literal("user", "code", "research")
+})
+/** @since 0.1.0 @category schemas */
+export const RestatementProposed = event("RestatementProposed", { text: NonEmpty, digest: Digest.Digest })
+/** @since 0.1.0 @category schemas */
+export const RestatementApproved = event("RestatementApproved", { digest: Digest.Digest, receipt: Receipt })
+/** @since 0.1.0 @category schemas */
+export const BriefClosed = event("BriefClosed", { briefRevision: Schema.Int })
+/** @since 0.1.0 @category schemas */
+export const InterviewResumed = event("InterviewResumed", {})
+/** @since 0.1.0 @category schemas */
+export const SpecProposed = event("SpecProposed", {
+  revision: Schema.Int,
+  digest: Digest.Digest,
+  spec: Spec.Spec,
+  /** True when this revision voided an earlier approval (a semantic change after approval). */
+  voidedApproval: Schema.Boolean
+})
+/** @since 0.1.0 @category schemas */
+export const SpecApproved = event("SpecApproved", {
+  revision: Schema.Int,
+  digest: Digest.Digest,
+  receipt: Receipt
+})
+/** @since 0.1.0 @category schemas */
+export const PlanMarkedStale = event("PlanMarkedStale", {
+  planRevision: Schema.Int,
+  planDigest: Digest.Digest,
+  /** The spec digest that superseded the one the plan was bound to. */
+  specDigest: Digest.Digest
+})
+/** @since 0.1.0 @category schemas */
+export const PreflightRecorded = event("PreflightRecorded", {
+  specDigest: Digest.Digest,
+  observation: PreflightObservation
+})
+/** @since 0.1.0 @category schemas */
+export const PlanProposed = event("PlanProposed", {
+  revision: Schema.Int,
+  digest: Digest.Digest,
+  plan: Plan.Plan
+})
+/** @since 0.1.0 @category schemas */
+export const PlanApproved = event("PlanApproved", {
+  revision: Schema.Int,
+  digest: Digest.Digest,
+  receipt: Receipt
+})
+/** @since 0.1.0 @category schemas */
+export const RunStarted = event("RunStarted", {
+  runId: NonEmpty,
+  specDigest: Digest.Digest,
+  planDigest: Digest.Digest,
+  leaseEpoch: Schema.Int
+})
+/** @since 0.1.0 @category schemas */
+export const AttemptFailed = event("AttemptFailed", {
+  runId: NonEmpty,
+  stepId: NonEmpty,
+  attempt: Schema.Int,
+  /** Normalised exit code and output tail: equal fingerprints mean the same failure again. */
+  fingerprint: NonEmpty,
+  progressed: Schema.Boolean
+})
+/** @since 0.1.0 @category schemas */
+export const SuccessorGranted = event("SuccessorGranted", {
+  runId: NonEmpty,
+  stepId: NonEmpty,
+  successorsUsed: Schema.Int,
+  successorBudget: Schema.Int
+})
+/** @since 0.1.0 @category schemas */
+export const TaskBlocked = event("TaskBlocked", { from: TaskState, blocker: Blocker })
+/** @since 0.1.0 @category schemas */
+export const TaskUnblocked = event("TaskUnblocked", {
+  to: Schema.Literal("RUNNING", "VERIFYING"),
+  resolution: NonEmpty
+})
+/** @since 0.1.0 @category schemas */
+export const VerificationStarted = event("VerificationStarted", {
+  runId: NonEmpty,
+  snapshotLsn: Schema.Int
+})
+/** @since 0.1.0 @category schemas */
+export const TaskCompleted = event("TaskCompleted", {
+  runId: NonEmpty,
+  specDigest: Digest.Digest,
+  planDigest: Digest.Digest,
+  verdicts: Schema.Array(AcVerdict)
+})
+/** @since 0.1.0 @category schemas */
+export const TaskFailed = event("TaskFailed", {
+  from: TaskState,
+  reason: NonEmpty,
+  evidenceRefs: Schema.Array(NonEmpty)
+})
+/** @since 0.1.0 @category schemas */
+export const TaskReopened = event("TaskReopened", {
+  from: TaskState,
+  reason: NonEmpty,
+  receipt: Schema.optional(Receipt)
+})
+/** @since 0.1.0 @category schemas */
+export const TaskPaused = event("TaskPaused", {
+  from: Schema.Literal("INTERVIEWING", "RUNNING"),
+  reason: Schema.optional(NonEmpty)
+})
+/** @since 0.1.0 @category schemas */
+export const TaskResumed = event("TaskResumed", { to: Schema.Literal("INTERVIEWING", "RUNNING") })
+/** @since 0.1.0 @category schemas */
+export const TaskCancelled = event("TaskCancelled", { from: TaskState, reason: NonEmpty })
+
+// Run-level facts: attempts, intents, checkpoints and the writer lease. They share the task's
+// stream (so one conditional append covers them and the task together) and leave the task's
+// lifecycle state alone; the store's read models are built from them.
+
+/**
+ * Who holds a writer lease: the checkout, the host and the process (pid and its start time, so a
+ * reused pid is not mistaken for the holder), plus the host's own session reference if any.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const LeaseOwner = Schema.Struct({
+  workspaceId: NonEmpty,
+  host: NonEmpty,
+  pid: Schema.Int,
+  processStartedAt: Schema.Int,
+  sessionRef: Schema.optional(NonEmpty)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type LeaseOwner = typeof LeaseOwner.Type
+
+const AttemptState = Schema.Literal("Pending", "Running", "Succeeded", "Failed", "Indeterminate", "Cancelled", "TimedOut")
+
+/** @since 0.1.0 @category schemas */
+export const AttemptScheduled = event("AttemptScheduled", { runId: NonEmpty, stepId: NonEmpty, attempt: Schema.Int })
+/** @since 0.1.0 @category schemas */
+export const AttemptTransitioned = event("AttemptTransitioned", {
+  runId: NonEmpty,
+  stepId: NonEmpty,
+  attempt: Schema.Int,
+  from: AttemptState,
+  to: AttemptState
+})
+/** @since 0.1.0 @category schemas */
+export const IntentRecorded = event("IntentRecorded", {
+  intentId: NonEmpty,
+  runId: NonEmpty,
+  stepId: NonEmpty,
+  attempt: Schema.Int,
+  /** What the side effect is, for people and recovery: a command line, a tool call, a URL. */
+  description: Text
+})
+/** @since 0.1.0 @category schemas */
+export const IntentDispatched = event("IntentDispatched", { intentId: NonEmpty })
+/** @since 0.1.0 @category schemas */
+export const IntentResolved = event("IntentResolved", {
+  intentId: NonEmpty,
+  outcome: Schema.Literal("Succeeded", "Failed"),
+  resultRefs: Schema.Array(NonEmpty)
+})
+/** @since 0.1.0 @category schemas */
+export const IntentAbandoned = event("IntentAbandoned", { intentId: NonEmpty, reason: NonEmpty })
+/** @since 0.1.0 @category schemas */
+export const CheckpointRecorded = event("CheckpointRecorded", {
+  kind: Schema.Literal("run_start", "step", "terminal"),
+  runId: NonEmpty
+})
+/** @since 0.1.0 @category schemas */
+export const LeaseAcquired = event("LeaseAcquired", {
+  epoch: Schema.Int,
+  owner: LeaseOwner,
+  heartbeatMs: Schema.Int,
+  graceMs: Schema.Int
+})
+/** @since 0.1.0 @category schemas */
+export const LeaseTakenOver = event("LeaseTakenOver", {
+  epoch: Schema.Int,
+  owner: LeaseOwner,
+  displaced: LeaseOwner,
+  heartbeatMs: Schema.Int,
+  graceMs: Schema.Int
+})
+/** @since 0.1.0 @category schemas */
+export const LeaseReleased = event("LeaseReleased", { epoch: Schema.Int })
+
+/**
+ * Every task event, as one union. The store keeps `_tag` as the event type and `version` beside it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Event = Schema.Union(
+  TaskCreated,
+  InterviewBegun,
+  QuestionAsked,
+  QuestionAnswered,
+  RestatementProposed,
+  RestatementApproved,
+  BriefClosed,
+  InterviewResumed,
+  SpecProposed,
+  SpecApproved,
+  PlanMarkedStale,
+  PreflightRecorded,
+  PlanProposed,
+  PlanApproved,
+  RunStarted,
+  AttemptFailed,
+  SuccessorGranted,
+  TaskBlocked,
+  TaskUnblocked,
+  VerificationStarted,
+  TaskCompleted,
+  TaskFailed,
+  TaskReopened,
+  TaskPaused,
+  TaskResumed,
+  TaskCancelled,
+  AttemptScheduled,
+  AttemptTransitioned,
+  IntentRecorded,
+  IntentDispatched,
+  IntentResolved,
+  IntentAbandoned,
+  CheckpointRecorded,
+  LeaseAcquired,
+  LeaseTakenOver,
+  LeaseReleased
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Event = typeof Event.Type
+
+/**
+ * The event type names, with the newest version of each this kernel understands.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const catalogue: Readonly<Record<Event["_tag"], number>> = {
+  TaskCreated: 1,
+  InterviewBegun: 1,
+  QuestionAsked: 1,
+  QuestionAnswered: 1,
+  RestatementProposed: 1,
+  RestatementApproved: 1,
+  BriefClosed: 1,
+  InterviewResumed: 1,
+  SpecProposed: 1,
+  SpecApproved: 1,
+  PlanMarkedStale: 1,
+  PreflightRecorded: 1,
+  PlanProposed: 1,
+  PlanApproved: 1,
+  RunStarted: 1,
+  AttemptFailed: 1,
+  SuccessorGranted: 1,
+  TaskBlocked: 1,
+  TaskUnblocked: 1,
+  VerificationStarted: 1,
+  TaskCompleted: 1,
+  TaskFailed: 1,
+  TaskReopened: 1,
+  TaskPaused: 1,
+  TaskResumed: 1,
+  TaskCancelled: 1,
+  AttemptScheduled: 1,
+  AttemptTransitioned: 1,
+  IntentRecorded: 1,
+  IntentDispatched: 1,
+  IntentResolved: 1,
+  IntentAbandoned: 1,
+  CheckpointRecorded: 1,
+  LeaseAcquired: 1,
+  LeaseTakenOver: 1,
+  LeaseReleased: 1
+}
+
+/**
+ * Events carry `version: 1` implicitly when built through {@link make}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Input<E extends Event = Event> = E extends unknown ? Omit<E, "version"> : never
+
+/**
+ * Builds an event of the current version.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <E extends Event>(input: Input<E>): E => ({ ...input, version: 1 }) as unknown as E
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A stored or received event this kernel cannot read. `reason` tells which:
+ * - `unknown_type`: the `_tag` is not in the catalogue (written by a newer Ratchet, or not ours);
+ * - `newer_version`: the type is known but its version is newer than this kernel understands;
+ * - `malformed`: the type and version are known but the body does not match the schema.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class EventDecodeError extends Schema.TaggedError<EventDecodeError>()("@ratchet/kernel/EventDecodeError", {
+  reason: Schema.Literal("not_an_object", "unknown_type", "newer_version", "malformed"),
+  type: Schema.NullOr(Schema.String),
+  version: Schema.NullOr(Schema.Number),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    const what = this.type === null ? "an event without a type" : `event "${this.type}"`
+    switch (this.reason) {
+      case "not_an_object":
+        return `Cannot decode ${what}: ${this.detail}. The stored row is damaged; restore it from a backup or re-fold from an intact copy of the log.`
+      case "unknown_type":
+        return `Cannot decode ${what}: the type is not in this kernel's catalogue. It was probably written by a newer Ratchet; upgrade Ratchet to read this log.`
+      case "newer_version":
+        return `Cannot decode ${what} version ${this.version}: this kernel understands up to version ${this.detail}. Upgrade Ratchet to read this log.`
+      case "malformed":
+        return `Cannot decode ${what} version ${this.version}: ${this.detail}. The stored row is damaged; restore it from a backup.`
+    }
+  }
+}
+
+const isKnownType = (type: string): type is Event["_tag"] => Object.prototype.hasOwnProperty.call(catalogue, type)
+
+const members: { readonly [K in Event["_tag"]]: Schema.Schema.AnyNoContext } = {
+  TaskCreated,
+  InterviewBegun,
+  QuestionAsked,
+  QuestionAnswered,
+  RestatementProposed,
+  RestatementApproved,
+  BriefClosed,
+  InterviewResumed,
+  SpecProposed,
+  SpecApproved,
+  PlanMarkedStale,
+  PreflightRecorded,
+  PlanProposed,
+  PlanApproved,
+  RunStarted,
+  AttemptFailed,
+  SuccessorGranted,
+  TaskBlocked,
+  TaskUnblocked,
+  VerificationStarted,
+  TaskCompleted,
+  TaskFailed,
+  TaskReopened,
+  TaskPaused,
+  TaskResumed,
+  TaskCancelled,
+  AttemptScheduled,
+  AttemptTransitioned,
+  IntentRecorded,
+  IntentDispatched,
+  IntentResolved,
+  IntentAbandoned,
+  CheckpointRecorded,
+  LeaseAcquired,
+  LeaseTakenOver,
+  LeaseReleased
+}
+
+// Decoding against the one member named by `_tag` keeps errors about that event only, instead of
+// one complaint per member of the union.
+const decodeMember = (type: Event["_tag"], input: unknown) =>
+  Schema.decodeUnknownEither(members[type] as Schema.Schema<Event, unknown>, {
+    onExcessProperty: "error",
+    errors: "all"
+  })(input)
+
+/**
+ * Decodes one event, checking the type and version before the body so that a newer log fails with
+ * "upgrade" rather than with a schema complaint.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const decode = (input: unknown): Either.Either<Event, EventDecodeError> => {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    return Either.left(
+      new EventDecodeError({
+        reason: "not_an_object",
+        type: null,
+        version: null,
+        detail: `expected an object, got ${input === null ? "null" : Array.isArray(input) ? "an array" : typeof input}`
+      })
+    )
+  }
+  const record = input as Record<string, unknown>
+  const type = typeof record["_tag"] === "string" ? record["_tag"] : null
+  const version = typeof record["version"] === "number" ? record["version"] : null
+  if (type === null) {
+    return Either.left(
+      new EventDecodeError({ reason: "malformed", type: null, version, detail: "the `_tag` field is missing or not a string" })
+    )
+  }
+  if (!isKnownType(type)) {
+    return Either.left(new EventDecodeError({ reason: "unknown_type", type, version, detail: "" }))
+  }
+  const supported = catalogue[type]
+  if (version !== null && Number.isInteger(version) && version > supported) {
+    return Either.left(new EventDecodeError({ reason: "newer_version", type, version, detail: String(supported) }))
+  }
+  return Either.mapLeft(
+    decodeMember(type, input),
+    (error) =>
+      new EventDecodeError({
+        reason: "malformed",
+        type,
+        version,
+        detail: ParseResult.ArrayFormatter.formatErrorSync(error)
+          .map((issue) => `${issue.path.length === 0 ? "(root)" : issue.path.map(String).join(".")}: ${issue.message}`)
+          .join("; ")
+      })
+  )
+}
+
+/**
+ * Encodes an event to its JSON-safe stored form (the inverse of {@link decode}).
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const encode: (event: Event) => unknown = Schema.encodeSync(Event)

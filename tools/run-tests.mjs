@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+/**
+ * The root `npm test`: run the given nx targets on every project, then print one last line,
+ * `N passed, N failed`, adding up the vitest results of every project.
+ *
+ * Usage: `node tools/run-tests.mjs <target>…` (the root package.json names the targets).
+ *
+ * Each project's `test` script asks vitest for a JSON report as well
+ * (`--reporter=default --reporter=json --outputFile.json=reports/vitest/results.json`); it is an
+ * output of the nx `test` target, so a cache hit restores it and the count covers every test
+ * whether it ran now or was replayed. Stale reports are deleted first, and a project whose
+ * `test` script runs vitest but left no report fails the run. The exit code is nx's (any failed target fails the
+ * run), and non-zero as well whenever a test failed or a project that has tests left no report.
+ */
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const targets = process.argv.slice(2)
+if (targets.length === 0) {
+  console.error("usage: node tools/run-tests.mjs <target>…")
+  process.exit(2)
+}
+
+/**
+ * Every workspace project directory whose `test` script runs vitest.
+ *
+ * @returns {Array<{ name: string, dir: string }>}
+ */
+const vitestProjects = () => {
+  /** @type {{ workspaces?: string[] }} */
+  const root = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8"))
+  /** @type {string[]} */
+  const dirs = []
+  for (const pattern of root.workspaces ?? []) {
+    if (pattern.endsWith("/*")) {
+      const parent = path.join(repoRoot, pattern.slice(0, -2))
+      if (fs.existsSync(parent)) dirs.push(...fs.readdirSync(parent).map((dir) => path.join(parent, dir)))
+    } else {
+      dirs.push(path.join(repoRoot, pattern))
+    }
+  }
+  return dirs.flatMap((dir) => {
+    const manifestFile = path.join(dir, "package.json")
+    if (!fs.existsSync(manifestFile)) return []
+    /** @type {{ name?: string, scripts?: Record<string, string> }} */
+    const manifest = JSON.parse(fs.readFileSync(manifestFile, "utf8"))
+    return manifest.scripts?.["test"]?.includes("vitest") === true ? [{ name: manifest.name ?? dir, dir }] : []
+  })
+}
+
+const reportOf = (/** @type {string} */ dir) => path.join(dir, "reports", "vitest", "results.json")
+
+const projects = vitestProjects()
+for (const { dir } of projects) fs.rmSync(reportOf(dir), { force: true })
+
+const nx = spawnSync(path.join(repoRoot, "node_modules", ".bin", "nx"), ["run-many", "-t", ...targets], {
+  cwd: repoRoot,
+  stdio: "inherit"
+})
+const nxStatus = nx.error !== undefined ? 1 : (nx.status ?? 1)
+if (nx.error !== undefined) console.error(`could not start nx: ${nx.error.message}`)
+
+let passed = 0
+let failed = 0
+/** @type {string[]} */
+const missing = []
+if (targets.includes("test")) {
+  for (const { name, dir } of projects) {
+    if (!fs.existsSync(reportOf(dir))) {
+      missing.push(name)
+      continue
+    }
+    /** @type {{ numPassedTests?: number, numFailedTests?: number }} */
+    const report = JSON.parse(fs.readFileSync(reportOf(dir), "utf8"))
+    passed += report.numPassedTests ?? 0
+    failed += report.numFailedTests ?? 0
+  }
+}
+
+if (missing.length > 0) console.log(`no vitest report from ${missing.join(", ")}: their test task did not run to the end`)
+console.log(`${passed} passed, ${failed} failed`)
+process.exitCode = nxStatus !== 0 || failed > 0 || missing.length > 0 ? Math.max(nxStatus, 1) : 0

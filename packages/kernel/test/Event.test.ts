@@ -40,7 +40,17 @@ const TYPES = [
   "TaskReopened",
   "TaskPaused",
   "TaskResumed",
-  "TaskCancelled"
+  "TaskCancelled",
+  "AttemptScheduled",
+  "AttemptTransitioned",
+  "IntentRecorded",
+  "IntentDispatched",
+  "IntentResolved",
+  "IntentAbandoned",
+  "CheckpointRecorded",
+  "LeaseAcquired",
+  "LeaseTakenOver",
+  "LeaseReleased"
 ] as const
 
 /** The stored form: encoded, then through JSON text as a store would keep it. */
@@ -64,7 +74,7 @@ const roundTrips = (event: AnyEvent): void => {
 }
 
 describe("the catalogue", () => {
-  it("lists the 26 event types, each at version 1", () => {
+  it("lists the 36 event types, each at version 1", () => {
     expect(Object.keys(Event.catalogue)).toEqual(TYPES)
     for (const type of TYPES) expect(Event.catalogue[type], type).toBe(1)
   })

@@ -659,6 +659,16 @@ const target = (event: AnyEvent): State | null => {
     case "PlanMarkedStale":
     case "AttemptFailed":
     case "SuccessorGranted":
+    case "AttemptScheduled":
+    case "AttemptTransitioned":
+    case "IntentRecorded":
+    case "IntentDispatched":
+    case "IntentResolved":
+    case "IntentAbandoned":
+    case "CheckpointRecorded":
+    case "LeaseAcquired":
+    case "LeaseTakenOver":
+    case "LeaseReleased":
       return null
   }
 }

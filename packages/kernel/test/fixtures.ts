@@ -479,5 +479,57 @@ export const SAMPLE_EVENTS: { readonly [Tag in Event.Event["_tag"]]: Extract<Eve
   }),
   TaskPaused: made({ _tag: "TaskPaused", actor: user, at: 24, from: "INTERVIEWING", reason: "lunch" }),
   TaskResumed: made({ _tag: "TaskResumed", actor: user, at: 25, to: "INTERVIEWING" }),
-  TaskCancelled: made({ _tag: "TaskCancelled", actor: user, at: 26, from: "PAUSED", reason: "not needed" })
+  TaskCancelled: made({ _tag: "TaskCancelled", actor: user, at: 26, from: "PAUSED", reason: "not needed" }),
+  AttemptScheduled: made({ _tag: "AttemptScheduled", actor: runner, at: 27, runId: "run-1", stepId: "build", attempt: 1 }),
+  AttemptTransitioned: made({
+    _tag: "AttemptTransitioned",
+    actor: runner,
+    at: 28,
+    runId: "run-1",
+    stepId: "build",
+    attempt: 1,
+    from: "Pending",
+    to: "Running"
+  }),
+  IntentRecorded: made({
+    _tag: "IntentRecorded",
+    actor: runner,
+    at: 29,
+    intentId: "intent-1",
+    runId: "run-1",
+    stepId: "build",
+    attempt: 1,
+    description: "npm run build"
+  }),
+  IntentDispatched: made({ _tag: "IntentDispatched", actor: runner, at: 30, intentId: "intent-1" }),
+  IntentResolved: made({
+    _tag: "IntentResolved",
+    actor: runner,
+    at: 31,
+    intentId: "intent-1",
+    outcome: "Failed",
+    resultRefs: [fakeDigest("d")]
+  }),
+  IntentAbandoned: made({ _tag: "IntentAbandoned", actor: system, at: 32, intentId: "intent-2", reason: "never dispatched" }),
+  CheckpointRecorded: made({ _tag: "CheckpointRecorded", actor: runner, at: 33, kind: "run_start", runId: "run-1" }),
+  LeaseAcquired: made({
+    _tag: "LeaseAcquired",
+    actor: runner,
+    at: 34,
+    epoch: 1,
+    owner: { workspaceId: "ws-1", host: "runner", pid: 4242, processStartedAt: 1000 },
+    heartbeatMs: 2000,
+    graceMs: 3000
+  }),
+  LeaseTakenOver: made({
+    _tag: "LeaseTakenOver",
+    actor: user,
+    at: 35,
+    epoch: 2,
+    owner: { workspaceId: "ws-2", host: "cli", pid: 7, processStartedAt: 2000, sessionRef: "session-b" },
+    displaced: { workspaceId: "ws-1", host: "runner", pid: 4242, processStartedAt: 1000 },
+    heartbeatMs: 2000,
+    graceMs: 3000
+  }),
+  LeaseReleased: made({ _tag: "LeaseReleased", actor: user, at: 36, epoch: 2 })
 }

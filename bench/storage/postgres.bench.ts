@@ -1,0 +1,170 @@
+/**
+ * PostgreSQL: our durable append against raw `pg` inserts, in the same run, on the same server.
+ *
+ * Pairs: one event per append (`EventStore.append` vs `BEGIN; INSERT; COMMIT` on one `pg`
+ * client) and 100 events per append (one append vs `BEGIN; INSERT … VALUES (…), … (100 rows);
+ * COMMIT`, the multi-row insert a hand-written store would send). Each side gets its own schema
+ * in the database named by `RATCHET_DATABASE_URL` (default: the local development server of
+ * DEVELOPERS.md); both are dropped at the end. The server's `synchronous_commit` and `fsync`
+ * apply to both sides alike and are printed.
+ *
+ * When PostgreSQL does not answer, the suite is skipped with one line saying so.
+ */
+import * as EventStore from "@ratchet/storage/EventStore"
+import * as PostgresStore from "@ratchet/storage-postgres/PostgresStore"
+import * as Effect from "effect/Effect"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as crypto from "node:crypto"
+import pg from "pg"
+import type { Pair, Prepared, Skipped, Suite } from "../lib/Pair.js"
+import { appendRequest, eventTableStatements, payloadOf, type StreamCursor, taskCreated } from "./events.js"
+
+const defaultUrl = "postgres://postgres@127.0.0.1:5432/test"
+
+const connect = async (url: string, schema?: string): Promise<pg.Client> => {
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: 3_000,
+    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` })
+  })
+  await client.connect()
+  return client
+}
+
+/** @see the module comment */
+export const suite: Suite = {
+  name: "PostgreSQL",
+  prepare: async (): Promise<Prepared | Skipped> => {
+    const url = process.env["RATCHET_DATABASE_URL"] ?? defaultUrl
+    let admin: pg.Client
+    try {
+      admin = await connect(url)
+    } catch (error) {
+      const shown = url.replace(/\/\/[^@/]*@/, "//…@")
+      return { _tag: "Skipped", reason: `PostgreSQL is unreachable at ${shown} (${error instanceof Error ? error.message : String(error)})` }
+    }
+    const suffix = crypto.randomBytes(4).toString("hex")
+    const oursSchema = `ratchet_bench_ours_${suffix}`
+    const rawSchema = `ratchet_bench_raw_${suffix}`
+    const setting = async (name: string) => String((await admin.query(`SHOW ${name}`)).rows[0]?.[name] ?? "?")
+    const facts = {
+      "PostgreSQL": await setting("server_version"),
+      "synchronous_commit": await setting("synchronous_commit"),
+      "fsync": await setting("fsync"),
+      "wal_sync_method": await setting("wal_sync_method")
+    }
+
+    const dropSchemas = async () => {
+      await admin.query(`DROP SCHEMA IF EXISTS ${oursSchema} CASCADE`)
+      await admin.query(`DROP SCHEMA IF EXISTS ${rawSchema} CASCADE`)
+    }
+    await admin.query(`CREATE SCHEMA ${rawSchema}`)
+    const raw = await connect(url, rawSchema)
+    for (const statement of eventTableStatements("pg")) await raw.query(statement)
+
+    const runtime = ManagedRuntime.make(PostgresStore.layer({ url, schema: oursSchema, maxConnections: 4 }))
+    const store = await runtime.runPromise(EventStore.EventStore).catch(async (error: unknown) => {
+      await raw.end()
+      await dropSchemas()
+      await admin.end()
+      throw error
+    })
+
+    let operation = 0
+    const streams = new Map<string, StreamCursor>()
+    const cursor = async (name: string): Promise<StreamCursor> => {
+      const existing = streams.get(name)
+      if (existing !== undefined) return existing
+      await runtime.runPromise(store.append({
+        projectId: "bench",
+        streamId: name,
+        expectedVersion: 0,
+        epoch: null,
+        operationId: `${name}-create`,
+        events: [taskCreated(name)]
+      }))
+      const created: StreamCursor = { streamId: name, version: 1, next: 0 }
+      streams.set(name, created)
+      return created
+    }
+    const oursSide = (name: string, eventsPerAppend: number) => async (_round: number, operations: number) => {
+      const stream = await cursor(name)
+      await runtime.runPromise(Effect.gen(function*() {
+        for (let i = 0; i < operations; i++) {
+          yield* store.append(appendRequest(stream, eventsPerAppend, `${name}-${operation++}`))
+        }
+      }))
+    }
+
+    let rawLsn = 0
+    const rawCursors = new Map<string, StreamCursor>()
+    const rawSide = (name: string, eventsPerAppend: number) => async (_round: number, operations: number) => {
+      let stream = rawCursors.get(name)
+      if (stream === undefined) {
+        stream = { streamId: name, version: 1, next: 0 }
+        rawCursors.set(name, stream)
+      }
+      for (let i = 0; i < operations; i++) {
+        const request = appendRequest(stream, eventsPerAppend, `${name}-${operation++}`)
+        const now = Date.now()
+        const values: Array<unknown> = []
+        const tuples: Array<string> = []
+        let version = request.expectedVersion
+        for (const event of request.events) {
+          const at = values.length
+          tuples.push(`($${at + 1}, $${at + 2}, 'main', $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, NULL, $${at + 7}, $${at + 8})`)
+          values.push(++rawLsn, request.streamId, ++version, event._tag, event.version, JSON.stringify(event), request.operationId, now)
+        }
+        await raw.query("BEGIN")
+        try {
+          await raw.query(
+            `INSERT INTO ratchet_events (lsn, stream_id, branch, version, type, type_version, payload, epoch, operation_id, recorded_at)
+             VALUES ${tuples.join(", ")}`,
+            values
+          )
+          await raw.query("COMMIT")
+        } catch (error) {
+          await raw.query("ROLLBACK")
+          throw error
+        }
+      }
+    }
+
+    const sample = appendRequest({ streamId: "sample", version: 0, next: 0 }, 1, "sample").events[0]
+    if (sample === undefined || JSON.stringify(sample) !== payloadOf(sample)) {
+      throw new Error("the raw side's JSON.stringify(event) is not the payload our store writes; the pair would compare different bytes")
+    }
+
+    const pairs: ReadonlyArray<Pair> = [
+      {
+        id: "postgres/append-1",
+        operation: "append 1 event",
+        ours: oursSide("one", 1),
+        raw: rawSide("one", 1),
+        operationsPerRound: 200,
+        eventsPerOperation: 1,
+        target: 1.3
+      },
+      {
+        id: "postgres/append-100",
+        operation: "append 100 events",
+        ours: oursSide("batch", 100),
+        raw: rawSide("batch", 100),
+        operationsPerRound: 20,
+        eventsPerOperation: 100,
+        target: 1.3
+      }
+    ]
+    return {
+      _tag: "Prepared",
+      pairs,
+      facts,
+      close: async () => {
+        await runtime.dispose()
+        await raw.end()
+        await dropSchemas()
+        await admin.end()
+      }
+    }
+  }
+}

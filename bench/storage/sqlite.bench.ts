@@ -1,0 +1,206 @@
+/**
+ * SQLite: our durable append against raw `better-sqlite3` inserts, in the same run.
+ *
+ * Pairs, each at `synchronous=FULL` (the store's default: every commit is fsynced) and at
+ * `synchronous=NORMAL` (WAL commits are not fsynced; a power loss may drop the newest commits,
+ * never corrupt the file):
+ * - one event per append: `EventStore.append` of one event vs `BEGIN IMMEDIATE; INSERT; COMMIT`;
+ * - 100 events per append: one `EventStore.append` of 100 events vs one transaction of 100 inserts.
+ *
+ * Both sides use their own file in the same temporary directory (same disk), WAL, the same
+ * `synchronous` and busy timeout. The raw side reads the pragmas back from our store's own
+ * connection and applies the same values, so a change of the store's settings cannot silently make
+ * the comparison unfair; the report prints them.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as EventStore from "@ratchet/storage/EventStore"
+import * as SqliteStore from "@ratchet/storage-sqlite/SqliteStore"
+import Database from "better-sqlite3"
+import * as Effect from "effect/Effect"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { Pair, Prepared, Suite } from "../lib/Pair.js"
+import { count, total } from "../lib/statements.js"
+import { appendRequest, eventTableStatements, payloadOf, type StreamCursor, taskCreated } from "./events.js"
+
+type Synchronous = "FULL" | "NORMAL"
+
+const busyTimeoutMs = 5_000
+
+interface Engine {
+  readonly pairs: ReadonlyArray<Pair>
+  readonly facts: Record<string, string>
+  readonly close: () => Promise<void>
+}
+
+const pragmasOf = (runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>) =>
+  runtime.runPromise(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const value = (pragma: string) =>
+      Effect.map(sql.unsafe<Record<string, unknown>>(`PRAGMA ${pragma}`), (rows) => String(Object.values(rows[0] ?? {})[0]))
+    return {
+      journal_mode: yield* value("journal_mode"),
+      synchronous: yield* value("synchronous"),
+      busy_timeout: yield* value("busy_timeout"),
+      page_size: yield* value("page_size"),
+      wal_autocheckpoint: yield* value("wal_autocheckpoint"),
+      foreign_keys: yield* value("foreign_keys")
+    }
+  }))
+
+const engine = async (directory: string, synchronous: Synchronous): Promise<Engine> => {
+  const runtime = ManagedRuntime.make(
+    SqliteStore.layer({ directory, filename: `ours-${synchronous}.db`, synchronous, busyTimeoutMs })
+  )
+  const store = await runtime.runPromise(EventStore.EventStore)
+  const pragmas = await pragmasOf(runtime)
+  if (pragmas.journal_mode !== "wal") throw new Error(`our store is not in WAL mode (${pragmas.journal_mode})`)
+
+  const raw = new Database(path.join(directory, `raw-${synchronous}.db`))
+  raw.pragma("journal_mode = WAL")
+  raw.pragma(`synchronous = ${pragmas.synchronous}`)
+  raw.pragma(`busy_timeout = ${pragmas.busy_timeout}`)
+  raw.pragma(`wal_autocheckpoint = ${pragmas.wal_autocheckpoint}`)
+  raw.pragma(`foreign_keys = ${pragmas.foreign_keys}`)
+  for (const statement of eventTableStatements("sqlite")) raw.exec(statement)
+  const insert = raw.prepare(
+    `INSERT INTO ratchet_events (lsn, stream_id, branch, version, type, type_version, payload, epoch, operation_id, recorded_at)
+     VALUES (?, ?, 'main', ?, ?, ?, ?, NULL, ?, ?)`
+  )
+  const begin = raw.prepare("BEGIN IMMEDIATE")
+  const commit = raw.prepare("COMMIT")
+  let rawLsn = 0
+
+  const streams = new Map<string, StreamCursor>()
+  const cursor = async (name: string): Promise<StreamCursor> => {
+    const existing = streams.get(name)
+    if (existing !== undefined) return existing
+    const created: StreamCursor = { streamId: name, version: 0, next: 0 }
+    await runtime.runPromise(store.append({
+      projectId: "bench",
+      streamId: name,
+      expectedVersion: 0,
+      epoch: null,
+      operationId: `${name}-create`,
+      events: [taskCreated(name)]
+    }))
+    created.version = 1
+    streams.set(name, created)
+    return created
+  }
+  const rawCursors = new Map<string, StreamCursor>()
+  const rawCursor = (name: string): StreamCursor => {
+    const existing = rawCursors.get(name)
+    if (existing !== undefined) return existing
+    const created: StreamCursor = { streamId: name, version: 1, next: 0 }
+    rawCursors.set(name, created)
+    return created
+  }
+
+  let operation = 0
+  const oursSide = (name: string, eventsPerAppend: number) => async (_round: number, operations: number) => {
+    const stream = await cursor(name)
+    await runtime.runPromise(Effect.gen(function*() {
+      for (let i = 0; i < operations; i++) {
+        yield* store.append(appendRequest(stream, eventsPerAppend, `${name}-${operation++}`))
+      }
+    }))
+  }
+  const rawSide = (name: string, eventsPerAppend: number) => (_round: number, operations: number) => {
+    const stream = rawCursor(name)
+    for (let i = 0; i < operations; i++) {
+      const request = appendRequest(stream, eventsPerAppend, `${name}-${operation++}`)
+      const now = Date.now()
+      begin.run()
+      try {
+        let version = request.expectedVersion
+        for (const event of request.events) {
+          // A hand-written store would serialise the event as it is; the bytes equal ours (checked below).
+          insert.run(++rawLsn, request.streamId, ++version, event._tag, event.version, JSON.stringify(event), request.operationId, now)
+        }
+        commit.run()
+      } catch (error) {
+        if (raw.inTransaction) raw.exec("ROLLBACK")
+        throw error
+      }
+    }
+    return Promise.resolve()
+  }
+
+  const sample = appendRequest({ streamId: "sample", version: 0, next: 0 }, 1, "sample").events[0]
+  if (sample === undefined || JSON.stringify(sample) !== payloadOf(sample)) {
+    throw new Error("the raw side's JSON.stringify(event) is not the payload our store writes; the pair would compare different bytes")
+  }
+
+  // The statements one append issues on each side (BEGIN and COMMIT included), on streams of their own.
+  const statements: Record<string, string> = {}
+  for (const events of [1, 100]) {
+    await cursor(`count-${events}`)
+    const ours = await count(() => oursSide(`count-${events}`, events)(0, 1))
+    const raw = await count(() => rawSide(`count-${events}`, events)(0, 1))
+    statements[`${synchronous} statements per append of ${events}`] = `ours ${total(ours)}, raw ${total(raw)}`
+    if (synchronous === "FULL" && events === 1) {
+      statements["FULL statements of our append of 1"] = [...ours.entries()]
+        .map(([sql, times]) => `${times}× ${sql.slice(0, 60)}`)
+        .join(" | ")
+    }
+  }
+
+  const pairs: Array<Pair> = [
+    {
+      id: `sqlite/append-1/${synchronous}`,
+      operation: `append 1 event (synchronous=${synchronous})`,
+      ours: oursSide(`one-${synchronous}`, 1),
+      raw: rawSide(`one-${synchronous}`, 1),
+      operationsPerRound: synchronous === "FULL" ? 200 : 1_000,
+      eventsPerOperation: 1,
+      target: 1.3
+    },
+    {
+      id: `sqlite/append-100/${synchronous}`,
+      operation: `append 100 events (synchronous=${synchronous})`,
+      ours: oursSide(`batch-${synchronous}`, 100),
+      raw: rawSide(`batch-${synchronous}`, 100),
+      operationsPerRound: synchronous === "FULL" ? 20 : 40,
+      eventsPerOperation: 100,
+      target: 1.3
+    }
+  ]
+  return {
+    pairs,
+    facts: {
+      ...Object.fromEntries(Object.entries(pragmas).map(([key, value]) => [`${synchronous} ${key}`, value])),
+      ...statements
+    },
+    close: async () => {
+      raw.close()
+      await runtime.dispose()
+    }
+  }
+}
+
+/** @see the module comment */
+export const suite: Suite = {
+  name: "SQLite",
+  prepare: async (): Promise<Prepared> => {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-bench-sqlite-"))
+    const engines = [await engine(directory, "FULL"), await engine(directory, "NORMAL")]
+    const probe = new Database(":memory:")
+    const version = String((probe.prepare("SELECT sqlite_version() AS v").get() as { v: string }).v)
+    probe.close()
+    return {
+      _tag: "Prepared",
+      pairs: engines.flatMap((engine) => engine.pairs),
+      facts: {
+        "SQLite": version,
+        ...Object.assign({}, ...engines.map((engine) => engine.facts))
+      },
+      close: async () => {
+        for (const engine of engines) await engine.close()
+        fs.rmSync(directory, { recursive: true, force: true })
+      }
+    }
+  }
+}

@@ -1,0 +1,497 @@
+/**
+ * The PostgreSQL engine of Ratchet's store, over `@effect/sql-pg`.
+ *
+ * {@link layer} connects a pool to one database, keeps every table in one schema (`public` unless
+ * told otherwise; created if missing), migrates it, and provides the engine-neutral SQL store
+ * (`EventStore`, `ReadModels`), the blob store (in the database, so runners on other machines can
+ * read what this one wrote), the {@link SqlDialect} below, and the `SqlClient`/`PgClient` it runs on.
+ * {@link layerConfig} reads the same from `RATCHET_DATABASE_URL` (and optionally
+ * `RATCHET_DATABASE_SCHEMA`).
+ *
+ * Constraints the dialect keeps:
+ * - The schema is fixed per connection through the `search_path` startup option, so no statement
+ *   is qualified and no connection of the pool can see another schema's tables.
+ * - A write transaction is `BEGIN … COMMIT` at READ COMMITTED. Writers are ordered by row locks:
+ *   the SQL store's first statement in every write transaction updates the LSN counter row
+ *   (`ratchet_lsn`), so a second writer waits there until the first commits, and each of its later
+ *   statements reads a snapshot taken after that commit: the version, lease and operation checks
+ *   never read a row a concurrent writer is about to change, and commit order is LSN order across
+ *   processes and machines. Migrations take a transaction-scoped advisory lock instead (the counter
+ *   row may not exist yet). Deadlocks and serialisation failures (SQLSTATE 40P01, 40001) are
+ *   retried, at most {@link maxAttempts} tries with jittered exponential backoff; a retry re-runs
+ *   the whole transaction from `BEGIN`, never a part of it. A nested write transaction is a
+ *   savepoint and is not retried on its own: the failure aborts the outer transaction, whose retry
+ *   covers it.
+ * - A failed `COMMIT` or `ROLLBACK` (the connection dropped mid-transaction) is a typed
+ *   `StorageError` (`Connection`), not a defect. The server rolls back a transaction whose
+ *   connection dies before `COMMIT` reaches it, and every event committed earlier is intact; an
+ *   append is safe to repeat with the same operation id, which tells whether it had landed.
+ * - Read transactions are `REPEATABLE READ READ ONLY`: one snapshot, never a lock.
+ * - `now` is the database's `clock_timestamp()`, so lease deadlines compare across machines whose
+ *   clocks disagree.
+ * - {@link classify} maps SQLSTATEs and socket errors to the port's one `StorageError`.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import type * as BlobStore from "@ratchet/storage/BlobStore"
+import type * as EventStore from "@ratchet/storage/EventStore"
+import type * as ReadModel from "@ratchet/storage/ReadModel"
+import * as SqlBlobStore from "@ratchet/storage/SqlBlobStore"
+import * as SqlDialect from "@ratchet/storage/SqlDialect"
+import * as SqlStore from "@ratchet/storage/SqlStore"
+import * as StorageError from "@ratchet/storage/StorageError"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** A `postgres://` (or `postgresql://`) URL. Keep it redacted: it usually carries a password. */
+  readonly url: Redacted.Redacted<string> | string
+  /** The schema every table lives in; created when missing. Defaults to `public`. */
+  readonly schema?: string | undefined
+  /** The pool size. Defaults to 10. */
+  readonly maxConnections?: number | undefined
+}
+
+/**
+ * Everything {@link layer} provides.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Services =
+  | EventStore.EventStore
+  | ReadModel.ReadModels
+  | BlobStore.BlobStore
+  | SqlDialect.SqlDialect
+  | SqlClient.SqlClient
+  | PgClient.PgClient
+
+/**
+ * How many times a write transaction runs at most when PostgreSQL reports a serialisation failure
+ * or a deadlock.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const maxAttempts = 5
+
+/**
+ * The environment variable {@link layerConfig} reads the database URL from.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const urlVariable = "RATCHET_DATABASE_URL"
+
+/**
+ * The environment variable {@link layerConfig} reads the schema from (optional).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const schemaVariable = "RATCHET_DATABASE_SCHEMA"
+
+const expectedUrl = "postgres://user:password@host:5432/database"
+const defaultSchema = "public"
+const defaultMaxConnections = 10
+
+/**
+ * The first key of every advisory lock this engine takes ("RATC"), so they cannot collide with an
+ * application's single-key locks; the second key names the purpose and the schema.
+ */
+const lockClass = 0x52415443
+const lockPurpose = { schema: 1, migrate: 2 } as const
+
+/**
+ * A 32-bit FNV-1a hash of the schema name as a signed int4: stores in different schemas of one
+ * database never wait for each other's locks.
+ */
+const schemaKey = (schema: string): number => {
+  let hash = 0x811c9dc5
+  for (let index = 0; index < schema.length; index++) {
+    hash ^= schema.charCodeAt(index)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return hash | 0
+}
+
+/** Folds the purpose into the low bits so (class, key) stays a pair of int4 values. */
+const lockKey = (schema: string, purpose: number): number => (schemaKey(schema) ^ purpose) | 0
+
+// ---------------------------------------------------------------------------------------------
+// classify
+// ---------------------------------------------------------------------------------------------
+
+const isSqlError = (u: unknown): u is SqlError => Predicate.isTagged(u, "SqlError")
+
+const isStorageError = (u: unknown): u is StorageError.StorageError =>
+  Predicate.isTagged(u, "@ratchet/storage/StorageError")
+
+/** Socket-level failures: the server went away or was never there. */
+const connectionErrnos: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN"
+])
+
+/** What `pg` and `@effect/sql-pg` say when a connection dies without an SQLSTATE. */
+const connectionMessage =
+  /Connection terminated|not queryable|Connection timed out|timeout expired|timeout exceeded when trying to connect|connection error|Failed to connect|Failed to acquire connection/i
+
+interface Found {
+  readonly code: string | null
+  readonly detail: string
+  readonly messages: ReadonlyArray<string>
+}
+
+/**
+ * Walks `SqlError.cause`, `Error.cause` and `AggregateError.errors` down to the driver's error:
+ * the first string `code` wins (an SQLSTATE or an errno), its message is the detail.
+ */
+const driverFailure = (cause: unknown): Found => {
+  const messages: Array<string> = []
+  let current: unknown = cause
+  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
+    const message = Predicate.hasProperty(current, "message") && typeof current.message === "string"
+      ? current.message
+      : typeof current === "string"
+      ? current
+      : undefined
+    if (message !== undefined && message !== "") messages.push(message)
+    if (Predicate.hasProperty(current, "code") && typeof current.code === "string" && current.code !== "") {
+      return { code: current.code, detail: message ?? current.code, messages }
+    }
+    if (Predicate.hasProperty(current, "cause") && current.cause !== undefined) {
+      current = current.cause
+    } else if (
+      Predicate.hasProperty(current, "errors") && Array.isArray(current.errors) && current.errors.length > 0
+    ) {
+      current = current.errors[0]
+    } else {
+      break
+    }
+  }
+  return { code: null, detail: messages[messages.length - 1] ?? String(cause), messages }
+}
+
+type ReasonTag = StorageError.Reason["_tag"]
+
+const reasonOfCode = (code: string): ReasonTag => {
+  switch (code) {
+    case "40001": // serialization_failure
+    case "40P01": // deadlock_detected
+      return "Serialization"
+    case "23505": // unique_violation
+      return "UniqueViolation"
+    case "55P03": // lock_not_available
+    case "57014": // query_canceled (statement_timeout, lock_timeout)
+      return "LockTimeout"
+    case "25006": // read_only_sql_transaction
+    case "42501": // insufficient_privilege: the role may not write here
+      return "ReadOnly"
+    case "53100": // disk_full
+      return "Full"
+    case "XX001": // data_corrupted
+    case "XX002": // index_corrupted
+      return "Corrupt"
+    case "57P01": // admin_shutdown (pg_terminate_backend, a fast shutdown)
+    case "57P02": // crash_shutdown
+    case "57P03": // cannot_connect_now (starting up, in recovery)
+    case "53300": // too_many_connections
+      return "Connection"
+  }
+  if (code.startsWith("08") || connectionErrnos.has(code)) return "Connection"
+  return "Unknown"
+}
+
+const reason = (tag: ReasonTag, code: string | null, detail: string): StorageError.Reason => {
+  switch (tag) {
+    case "Connection":
+      return StorageError.Connection.make({ code, detail })
+    case "LockTimeout":
+      return StorageError.LockTimeout.make({ code, detail })
+    case "Serialization":
+      return StorageError.Serialization.make({ code, detail })
+    case "UniqueViolation":
+      return StorageError.UniqueViolation.make({ code, detail })
+    case "ReadOnly":
+      return StorageError.ReadOnly.make({ code, detail })
+    case "Full":
+      return StorageError.Full.make({ code, detail })
+    case "Corrupt":
+      return StorageError.Corrupt.make({ code, detail })
+    case "SchemaTooNew":
+      return StorageError.SchemaTooNew.make({ code, detail })
+    case "Unknown":
+      return StorageError.Unknown.make({ code, detail })
+  }
+}
+
+/**
+ * Maps a failure of the PostgreSQL driver (usually an `SqlError` whose `cause` is a `pg` error
+ * carrying an SQLSTATE in `code`, or a socket error carrying an errno) to a `StorageError`. A
+ * `StorageError` passes through unchanged.
+ *
+ * | SQLSTATE / errno | reason |
+ * | --- | --- |
+ * | 40001, 40P01 | Serialization |
+ * | 23505 | UniqueViolation |
+ * | 55P03, 57014 | LockTimeout |
+ * | 25006, 42501 | ReadOnly |
+ * | 53100 | Full |
+ * | 08xxx, 57P01–57P03, 53300, ECONNREFUSED, ECONNRESET, …, "Connection terminated" | Connection |
+ * | XX001, XX002 | Corrupt |
+ * | anything else | Unknown |
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const classify = (operation: string, cause: unknown): StorageError.StorageError => {
+  if (isStorageError(cause)) return cause
+  const found = driverFailure(cause)
+  const tag = found.code !== null
+    ? reasonOfCode(found.code)
+    : found.messages.some((message) => connectionMessage.test(message))
+    ? "Connection"
+    : "Unknown"
+  return StorageError.make(operation, reason(tag, found.code, found.detail), cause)
+}
+
+// ---------------------------------------------------------------------------------------------
+// the dialect
+// ---------------------------------------------------------------------------------------------
+
+const isSerialization = (u: unknown): boolean => isStorageError(u) && u.reason._tag === "Serialization"
+
+const retrySchedule = Schedule.exponential("10 millis", 2).pipe(
+  Schedule.jittered,
+  Schedule.intersect(Schedule.recurs(maxAttempts - 1))
+)
+
+/**
+ * `withTransaction` turns a failed COMMIT or ROLLBACK into a defect; a dropped connection is an
+ * expected failure of a store, so such defects become typed again, and every `SqlError` is
+ * classified.
+ */
+const typed = <A, E, R>(
+  operation: string,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, Exclude<E, SqlError> | StorageError.StorageError, R> =>
+  effect.pipe(
+    Effect.catchSomeDefect((defect) =>
+      isSqlError(defect) ? Option.some(Effect.fail(classify(operation, defect))) : Option.none()
+    ),
+    Effect.mapError((error) =>
+      (isSqlError(error) ? classify(operation, error) : error) as Exclude<E, SqlError> | StorageError.StorageError
+    )
+  )
+
+const inTransaction: Effect.Effect<boolean> = Effect.map(
+  Effect.serviceOption(SqlClient.TransactionConnection),
+  Option.isSome
+)
+
+/**
+ * The PostgreSQL dialect over a client whose connections already have the store's schema first on
+ * their `search_path`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeDialect = (sql: SqlClient.SqlClient, schema: string): SqlDialect.Service => {
+  const migrationLock = sql`SELECT pg_advisory_xact_lock(${lockClass}::int4, ${
+    lockKey(schema, lockPurpose.migrate)
+  }::int4)`
+
+  const writeTransaction = <A, E, R>(
+    operation: string,
+    effect: Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E | StorageError.StorageError, R> =>
+    Effect.flatMap(inTransaction, (nested): Effect.Effect<A, E | StorageError.StorageError, R> => {
+      const once = typed(operation, sql.withTransaction(effect))
+      return nested ? once : Effect.retry(once, { schedule: retrySchedule, while: isSerialization })
+    })
+
+  const readTransaction = <A, E, R>(
+    operation: string,
+    effect: Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E | StorageError.StorageError, R> =>
+    Effect.flatMap(inTransaction, (nested): Effect.Effect<A, E | StorageError.StorageError, R> =>
+      nested
+        ? effect
+        : typed(
+          operation,
+          sql.withTransaction(Effect.zipRight(sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`, effect))
+        ))
+
+  const now = sql<{ readonly now: string | number }>`SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now`
+    .pipe(
+      Effect.mapError((error) => classify("now", error)),
+      Effect.flatMap((rows) => {
+        const value = Number(rows[0]?.now)
+        return Number.isSafeInteger(value)
+          ? Effect.succeed(value)
+          : Effect.fail(
+            StorageError.make(
+              "now",
+              StorageError.Unknown.make({ code: null, detail: `the database clock returned ${String(rows[0]?.now)}` })
+            )
+          )
+      })
+    )
+
+  return {
+    dialect: "pg",
+    writeTransaction,
+    readTransaction,
+    classify,
+    lockForMigration: Effect.asVoid(Effect.mapError(migrationLock, (error) => classify("migrate", error))),
+    now
+  }
+}
+
+/** Creates the schema once, under a lock, so two processes opening a fresh store both succeed. */
+const ensureSchema = (sql: SqlClient.SqlClient, schema: string): Effect.Effect<void, StorageError.StorageError> =>
+  schema === defaultSchema
+    ? Effect.void
+    : typed(
+      "create schema",
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT pg_advisory_xact_lock(${lockClass}::int4, ${lockKey(schema, lockPurpose.schema)}::int4)`
+        // Checked first: CREATE SCHEMA IF NOT EXISTS still needs the CREATE privilege.
+        const found = yield* sql`SELECT 1 AS found FROM pg_namespace WHERE nspname = ${schema}`
+        if (found.length === 0) yield* sql`CREATE SCHEMA ${sql(schema)}`
+      }))
+    )
+
+// ---------------------------------------------------------------------------------------------
+// configuration
+// ---------------------------------------------------------------------------------------------
+
+interface Prepared {
+  readonly url: Redacted.Redacted<string>
+  readonly schema: string
+  readonly maxConnections: number
+}
+
+const schemaPattern = /^[a-z_][a-z0-9_]{0,62}$/
+
+const invalid = (path: string, message: string): ConfigError.ConfigError => ConfigError.InvalidData([path], message)
+
+/**
+ * Checks the URL without ever echoing it (it may carry a password) and adds the schema to the
+ * connection's startup `options`, where PostgreSQL applies it before the first statement.
+ */
+const prepareUrl = (
+  raw: string,
+  schema: string,
+  path: string
+): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> => {
+  const problem = (why: string) =>
+    Either.left(invalid(path, `${path} ${why}; expected a PostgreSQL URL of the form ${expectedUrl}`))
+  let url: URL
+  try {
+    url = new URL(raw.trim())
+  } catch {
+    return problem("is not a URL")
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    return problem(`has the scheme "${url.protocol.slice(0, 20)}" instead of postgres:`)
+  }
+  if (url.hostname === "" && !url.searchParams.has("host")) {
+    return problem("names no host")
+  }
+  const options = url.searchParams.get("options")
+  url.searchParams.set("options", `${options === null ? "" : `${options} `}-c search_path=${schema}`)
+  return Either.right(Redacted.make(url.toString()))
+}
+
+const prepare = (options: Options, urlPath: string, schemaPath: string): Either.Either<Prepared, ConfigError.ConfigError> => {
+  const schema = options.schema ?? defaultSchema
+  if (!schemaPattern.test(schema)) {
+    return Either.left(
+      invalid(
+        schemaPath,
+        `${schemaPath} must be a lowercase PostgreSQL identifier: a-z, 0-9 and _, not starting with a digit, at most 63 characters`
+      )
+    )
+  }
+  const maxConnections = options.maxConnections ?? defaultMaxConnections
+  if (!Number.isSafeInteger(maxConnections) || maxConnections < 1) {
+    return Either.left(invalid("maxConnections", "maxConnections must be a positive integer"))
+  }
+  const raw = Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url
+  return Either.map(prepareUrl(raw, schema, urlPath), (url) => ({ url, schema, maxConnections }))
+}
+
+const build = (prepared: Prepared): Layer.Layer<Services, StorageError.StorageError> => {
+  const client = PgClient.layer({
+    url: prepared.url,
+    maxConnections: prepared.maxConnections,
+    applicationName: "ratchet"
+  }).pipe(Layer.mapError((error) => classify("connect", error)))
+  const dialect = Layer.effect(
+    SqlDialect.SqlDialect,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* ensureSchema(sql, prepared.schema)
+      return makeDialect(sql, prepared.schema)
+    })
+  )
+  const engine = Layer.provideMerge(dialect, client)
+  // Fresh: layers are memoised by reference, and two stores in one graph must not share services.
+  return Layer.merge(Layer.fresh(SqlStore.layer), Layer.fresh(SqlBlobStore.layer)).pipe(Layer.provideMerge(engine))
+}
+
+/**
+ * The PostgreSQL store: connects, creates the schema if missing, migrates, and provides the
+ * `EventStore`, `ReadModels`, `BlobStore`, the dialect and the clients. A malformed URL or schema
+ * name is a `ConfigError` naming the field; an unreachable server, a refused login or a store
+ * written by a newer Ratchet is a `StorageError`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<Services, StorageError.StorageError | ConfigError.ConfigError> =>
+  Either.match(prepare(options, "url", "schema"), {
+    onLeft: (error): Layer.Layer<Services, StorageError.StorageError | ConfigError.ConfigError> => Layer.fail(error),
+    onRight: build
+  })
+
+/**
+ * {@link layer} configured from the environment: `RATCHET_DATABASE_URL` (required, a
+ * `postgres://` URL) and `RATCHET_DATABASE_SCHEMA` (optional, default `public`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: Layer.Layer<Services, StorageError.StorageError | ConfigError.ConfigError> = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const url = yield* Config.redacted(urlVariable)
+    const schema = yield* Config.option(Config.string(schemaVariable))
+    return Either.match(prepare({ url, schema: Option.getOrUndefined(schema) }, urlVariable, schemaVariable), {
+      onLeft: (error): Layer.Layer<Services, StorageError.StorageError | ConfigError.ConfigError> => Layer.fail(error),
+      onRight: build
+    })
+  })
+)

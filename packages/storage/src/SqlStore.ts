@@ -1,0 +1,552 @@
+/**
+ * The event store and its read models over `@effect/sql`, written once for every engine.
+ *
+ * An engine package provides a `SqlClient` and a `SqlDialect`; {@link layer} turns them into
+ * `EventStore` and `ReadModels`. Only portable SQL is used (`INSERT … ON CONFLICT (…) DO UPDATE`,
+ * `UPDATE … RETURNING`), every value travels as a bound parameter, and every `SqlError` is
+ * mapped through `SqlDialect.classify`, so nothing above this module sees a driver code.
+ *
+ * An append is one write transaction, in this order:
+ * 1. the request is validated and its events encoded before the transaction starts;
+ * 2. the global LSN counter row (`ratchet_lsn`) is advanced first: in PostgreSQL its row lock
+ *    then orders every writer, so commit order is LSN order and every later read in the
+ *    transaction sees the previous writer's commit;
+ * 3. a known operation id with the same request digest returns the first result and rolls the
+ *    transaction back, so a replay writes nothing; with another digest it is `OperationReused`;
+ * 4. the stream's project must match; the lease row fences the epoch (`StaleEpoch`); the branch
+ *    version must equal the expected one (`VersionConflict`);
+ * 5. the events, the branch head, the operation and the changed read-model rows are written.
+ *
+ * Reads page through the log by LSN (ancestors first on a fork). A `StoredEvent`'s `branch` and
+ * `version` are those of the branch read through, so folding a read with `ReadModel.fold` gives
+ * that branch's read models. The lease is the task's, not a branch's: `rebuild` folds it from the
+ * stream's lease events on every branch, in LSN order, exactly as appends maintained it.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as EventStore from "./EventStore.js"
+import { prepare, type Prepared } from "./internal/appendRequest.js"
+import { type Db, rows, run } from "./internal/db.js"
+import { events as logEvents, loadBranches, segments } from "./internal/eventLog.js"
+import * as Fencing from "./internal/fencing.js"
+import {
+  loadAttempts,
+  loadCheckpoints,
+  loadLease,
+  loadSnapshot,
+  loadSummary,
+  loadTouched,
+  saveChanges
+} from "./internal/readModelRows.js"
+import { corrupt, decodeEvent, decodeIntent, decodeLease, decodeSummary, int } from "./internal/rows.js"
+import * as validate from "./internal/validate.js"
+import * as Migrations from "./Migrations.js"
+import * as ReadModel from "./ReadModel.js"
+import * as SqlDialect from "./SqlDialect.js"
+import * as StorageError from "./StorageError.js"
+
+/**
+ * The two services a SQL store provides.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Stores {
+  readonly eventStore: EventStore.Service
+  readonly readModels: ReadModel.Service
+}
+
+const schemaTable = `CREATE TABLE IF NOT EXISTS ratchet_schema (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  version INTEGER NOT NULL,
+  updated_at BIGINT NOT NULL
+)`
+
+const readVersion = (
+  db: Db,
+  operation: string,
+  probe = false
+): Effect.Effect<number, StorageError.StorageError> =>
+  Effect.flatMap(
+    rows(
+      db,
+      operation,
+      // The probe may fail (no table yet), and a driver's statement cache may remember a failed
+      // prepare for its text, so the probe and the read inside the migration use different texts.
+      probe
+        ? db.sql`SELECT version FROM ratchet_schema WHERE id = ${1}`
+        : db.sql`SELECT version FROM ratchet_schema WHERE id = 1`
+    ),
+    (found) => {
+      if (found[0] === undefined) return Effect.succeed(0)
+      const version = int(found[0]["version"])
+      return Number.isSafeInteger(version)
+        ? Effect.succeed(version)
+        : Effect.fail(corrupt(operation, "the recorded schema version (ratchet_schema) is damaged"))
+    }
+  )
+
+const tooNew = (version: number): StorageError.StorageError =>
+  StorageError.make(
+    "migrate",
+    StorageError.SchemaTooNew.make({
+      code: null,
+      detail: `the store is at schema version ${version}; this Ratchet understands up to ${Migrations.latestVersion}`
+    })
+  )
+
+/**
+ * Brings the schema to `Migrations.latestVersion` and returns the version recorded.
+ *
+ * A store already at the latest version is opened with one read and no write lock (so a
+ * read-only store still opens for reading). Otherwise, in one write transaction: the dialect's
+ * migration lock, `ratchet_schema` created if missing, the recorded version read (newer than this
+ * build → `SchemaTooNew`, rolled back, nothing written), the missing migrations applied and the
+ * new version recorded. Two processes opening a fresh store at once both succeed: the second
+ * waits for the lock, then finds nothing left to do.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const migrate: Effect.Effect<number, StorageError.StorageError, SqlClient.SqlClient | SqlDialect.SqlDialect> =
+  Effect.gen(function*() {
+    const dialect = yield* SqlDialect.SqlDialect
+    const db: Db = { sql: (yield* SqlClient.SqlClient).withoutTransforms(), classify: dialect.classify }
+    const operation = "migrate"
+    // A missing table or an unreadable store fails here; the transaction below reports it properly.
+    const recorded = yield* Effect.option(readVersion(db, operation, true))
+    if (recorded._tag === "Some" && recorded.value > Migrations.latestVersion) return yield* tooNew(recorded.value)
+    if (recorded._tag === "Some" && recorded.value === Migrations.latestVersion) return recorded.value
+    return yield* dialect.writeTransaction(
+      operation,
+      Effect.gen(function*() {
+        yield* dialect.lockForMigration
+        // The DDL strings are this package's constants; nothing from outside reaches them.
+        yield* run(db, operation, db.sql.unsafe(schemaTable))
+        const current = yield* readVersion(db, operation)
+        if (current > Migrations.latestVersion) return yield* tooNew(current)
+        const pending = Migrations.migrations.filter((migration) => migration.version > current)
+        if (pending.length === 0) return current
+        for (const migration of pending) {
+          for (const statement of migration.statements[dialect.dialect]) {
+            yield* run(db, operation, db.sql.unsafe(statement))
+          }
+        }
+        const now = yield* dialect.now
+        yield* run(
+          db,
+          operation,
+          db.sql`INSERT INTO ratchet_schema (id, version, updated_at) VALUES (1, ${Migrations.latestVersion}, ${now})
+            ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`
+        )
+        return Migrations.latestVersion
+      })
+    )
+  })
+
+/** A replayed operation id: carried out of the transaction as a failure so that it rolls back. */
+class Replayed extends Data.TaggedError("@ratchet/storage/SqlStore/Replayed")<{
+  readonly result: EventStore.AppendResult
+}> {}
+
+const leaseEventTags = ["LeaseAcquired", "LeaseTakenOver", "LeaseReleased"]
+
+const makeEventStore = (db: Db, dialect: SqlDialect.Service): EventStore.Service => {
+  const { sql } = db
+
+  const appendIn = (request: Prepared) =>
+    Effect.gen(function*() {
+      const operation = "append"
+      const { branch, epoch, expectedVersion, operationId, projectId, streamId } = request
+      const count = request.events.length
+      const counter = yield* rows(
+        db,
+        operation,
+        sql`UPDATE ratchet_lsn SET value = value + ${count} WHERE id = 1 RETURNING value`
+      )
+      const lastLsn = int(counter[0]?.["value"])
+      if (!Number.isSafeInteger(lastLsn)) return yield* corrupt(operation, "the LSN counter (ratchet_lsn) is missing or damaged")
+      const firstLsn = lastLsn - count + 1
+
+      // Everything the append decides against, in one read: the operation, the stream's project,
+      // the branch version, the task summary and the lease row (absent ones come back NULL).
+      const state = (yield* rows(
+        db,
+        operation,
+        sql`SELECT o.stream_id AS operation_stream, o.branch AS operation_branch, o.request_digest,
+            o.version AS operation_version, o.first_lsn AS operation_first_lsn, o.last_lsn AS operation_last_lsn,
+            s.project_id AS stream_project, b.version AS branch_version, t.summary,
+            l.project_id, l.stream_id, l.epoch, l.held, l.owner, l.acquired_at, l.heartbeat_at, l.grace_ms, l.updated_lsn
+          FROM (SELECT 1 AS here) AS probe
+          LEFT JOIN ratchet_operations o ON o.operation_id = ${operationId}
+          LEFT JOIN ratchet_streams s ON s.stream_id = ${streamId}
+          LEFT JOIN ratchet_branches b ON b.stream_id = ${streamId} AND b.branch = ${branch}
+          LEFT JOIN ratchet_task_summaries t ON t.stream_id = ${streamId} AND t.branch = ${branch}
+          LEFT JOIN ratchet_leases l ON l.project_id = ${projectId} AND l.stream_id = ${streamId}`
+      ))[0] ?? {}
+      const present = (value: unknown) => value !== null && value !== undefined
+      if (present(state["request_digest"])) {
+        const done = {
+          streamId: String(state["operation_stream"]),
+          branch: String(state["operation_branch"]),
+          version: int(state["operation_version"]),
+          firstLsn: int(state["operation_first_lsn"]),
+          lastLsn: int(state["operation_last_lsn"])
+        }
+        if (state["request_digest"] !== request.digest) {
+          return yield* new EventStore.OperationReused({ operationId, streamId: done.streamId })
+        }
+        return yield* new Replayed({ result: { ...done, replayed: true } })
+      }
+      const streamProject = state["stream_project"]
+      const streamExists = present(streamProject)
+      if (streamExists && streamProject !== projectId) {
+        return yield* new EventStore.InvalidRequest({
+          field: "projectId",
+          reason: `is ${validate.shown(projectId)} but stream ${streamId} belongs to project ${
+            validate.shown(streamProject)
+          }`
+        })
+      }
+      const lease = present(state["project_id"]) ? yield* decodeLease(operation, state) : null
+      const stale = Fencing.check(projectId, streamId, lease, epoch, request.events)
+      if (stale !== undefined) return yield* stale
+      const hasBranch = present(state["branch_version"])
+      if (!hasBranch && (streamExists || branch !== EventStore.mainBranch)) {
+        return yield* new EventStore.BranchNotFound({ streamId, branch })
+      }
+      const actual = hasBranch ? int(state["branch_version"]) : 0
+      if (actual !== expectedVersion) {
+        return yield* new EventStore.VersionConflict({ streamId, branch, expected: expectedVersion, actual })
+      }
+
+      const now = yield* dialect.now
+      const version = expectedVersion + count
+      if (!streamExists) {
+        yield* run(
+          db,
+          operation,
+          sql`INSERT INTO ratchet_streams ${sql.insert({ stream_id: streamId, project_id: projectId, created_at: now })}`
+        )
+        yield* run(
+          db,
+          operation,
+          sql`INSERT INTO ratchet_branches ${
+            sql.insert({
+              stream_id: streamId,
+              branch,
+              parent: null,
+              fork_lsn: null,
+              version,
+              last_lsn: lastLsn,
+              created_at: now
+            })
+          }`
+        )
+      } else {
+        yield* run(
+          db,
+          operation,
+          sql`UPDATE ratchet_branches SET version = ${version}, last_lsn = ${lastLsn}
+            WHERE stream_id = ${streamId} AND branch = ${branch}`
+        )
+      }
+      const stored: Array<EventStore.StoredEvent> = request.events.map((event, index) => ({
+        lsn: firstLsn + index,
+        projectId,
+        streamId,
+        branch,
+        version: expectedVersion + index + 1,
+        epoch,
+        operationId,
+        recordedAt: now,
+        event
+      }))
+      for (let start = 0; start < stored.length; start += 200) {
+        yield* run(
+          db,
+          operation,
+          sql`INSERT INTO ratchet_events ${
+            sql.insert(stored.slice(start, start + 200).map((row, offset) => ({
+              lsn: row.lsn,
+              stream_id: streamId,
+              branch,
+              version: row.version,
+              type: row.event._tag,
+              type_version: row.event.version,
+              payload: request.payloads[start + offset] ?? "",
+              epoch,
+              operation_id: operationId,
+              recorded_at: now
+            })))
+          }`
+        )
+      }
+      yield* run(
+        db,
+        operation,
+        sql`INSERT INTO ratchet_operations ${
+          sql.insert({
+            operation_id: operationId,
+            stream_id: streamId,
+            branch,
+            request_digest: request.digest,
+            version,
+            first_lsn: firstLsn,
+            last_lsn: lastLsn
+          })
+        }`
+      )
+      const summary = present(state["summary"])
+        ? yield* decodeSummary(operation, streamId, branch, state["summary"])
+        : null
+      const before = yield* loadTouched(db, operation, streamId, branch, summary, lease, request.events)
+      yield* saveChanges(db, operation, before, ReadModel.fold(stored, before), { lease: true })
+      return { streamId, branch, version, firstLsn, lastLsn, replayed: false }
+    })
+
+  const append: EventStore.Service["append"] = (request) =>
+    Effect.flatMap(prepare(request), (prepared) =>
+      dialect.writeTransaction("append", appendIn(prepared)).pipe(
+        Effect.catchTag("@ratchet/storage/SqlStore/Replayed", (replayed) => Effect.succeed(replayed.result))
+      ))
+
+  const read: EventStore.Service["read"] = (request) =>
+    Stream.unwrap(Effect.gen(function*() {
+      const operation = "read"
+      const streamId = yield* validate.id("streamId", request.streamId)
+      const branch = yield* validate.branch("branch", request.branch)
+      const fromLsn = yield* validate.optionalInteger("fromLsn", request.fromLsn, 0)
+      const toLsn = yield* validate.optionalInteger("toLsn", request.toLsn, 0)
+      const stream = yield* loadBranches(db, operation, streamId)
+      if (stream === null) {
+        return branch === EventStore.mainBranch ? Stream.empty : yield* new EventStore.BranchNotFound({ streamId, branch })
+      }
+      const parts = yield* segments(operation, streamId, stream, branch)
+      return logEvents(db, operation, streamId, stream.projectId, branch, parts, {
+        fromLsn: Math.max(fromLsn ?? 1, 1),
+        toLsn: toLsn ?? Number.MAX_SAFE_INTEGER
+      })
+    }))
+
+  const head: EventStore.Service["head"] = (streamIdInput, branchInput) =>
+    Effect.gen(function*() {
+      const streamId = yield* validate.id("streamId", streamIdInput)
+      const branch = yield* validate.branch("branch", branchInput)
+      const stream = yield* loadBranches(db, "head", streamId)
+      if (stream === null) return null
+      const row = stream.branches.get(branch)
+      if (row === undefined) return yield* new EventStore.BranchNotFound({ streamId, branch })
+      return { projectId: stream.projectId, streamId, branch, version: row.version, lastLsn: row.lastLsn }
+    })
+
+  const forkIn = (streamId: string, from: string, branch: string, atLsn: number) =>
+    Effect.gen(function*() {
+      const operation = "fork"
+      // Takes the LSN row's lock like an append does, so forks and appends are ordered alike.
+      yield* run(db, operation, sql`UPDATE ratchet_lsn SET value = value WHERE id = 1`)
+      const stream = yield* loadBranches(db, operation, streamId)
+      if (stream === null) return yield* new EventStore.BranchNotFound({ streamId, branch: from })
+      const parts = yield* segments(operation, streamId, stream, from)
+      if (stream.branches.has(branch)) return yield* new EventStore.BranchExists({ streamId, branch })
+      const at = (yield* rows(
+        db,
+        operation,
+        sql`SELECT branch, version FROM ratchet_events WHERE stream_id = ${streamId} AND lsn = ${atLsn}`
+      ))[0]
+      const visible = at !== undefined && parts.some((part) => part.branch === at["branch"] && atLsn <= part.upTo)
+      if (at === undefined || !visible) {
+        return yield* new EventStore.InvalidRequest({
+          field: "atLsn",
+          reason: `${atLsn} is not the LSN of an event visible on branch ${from} of stream ${streamId}`
+        })
+      }
+      const now = yield* dialect.now
+      yield* run(
+        db,
+        operation,
+        sql`INSERT INTO ratchet_branches ${
+          sql.insert({
+            stream_id: streamId,
+            branch,
+            parent: from,
+            fork_lsn: atLsn,
+            version: int(at["version"]),
+            last_lsn: atLsn,
+            created_at: now
+          })
+        }`
+      )
+      const snapshot = yield* Stream.runFold(
+        logEvents(db, operation, streamId, stream.projectId, branch, parts, { fromLsn: 1, toLsn: atLsn }),
+        ReadModel.empty,
+        ReadModel.apply
+      )
+      yield* saveChanges(db, operation, ReadModel.empty, snapshot, { lease: false })
+      return { streamId, branch, parent: from, forkLsn: atLsn, createdAt: now }
+    })
+
+  const fork: EventStore.Service["fork"] = (request) =>
+    Effect.gen(function*() {
+      const streamId = yield* validate.id("streamId", request.streamId)
+      const from = yield* validate.branch("from", request.from)
+      const branch = yield* validate.id("branch", request.branch)
+      const atLsn = yield* validate.integer("atLsn", request.atLsn, 1)
+      return yield* dialect.writeTransaction("fork", forkIn(streamId, from, branch, atLsn))
+    })
+
+  const branches: EventStore.Service["branches"] = (streamIdInput) =>
+    Effect.gen(function*() {
+      const streamId = yield* validate.id("streamId", streamIdInput)
+      const stream = yield* loadBranches(db, "branches", streamId)
+      if (stream === null) return []
+      return [...stream.branches.values()].map((row) => ({
+        streamId,
+        branch: row.branch,
+        parent: row.parent,
+        forkLsn: row.forkLsn,
+        createdAt: row.createdAt
+      }))
+    })
+
+  return { append, read, head, fork, branches }
+}
+
+const makeReadModels = (db: Db, dialect: SqlDialect.Service, eventStore: EventStore.Service): ReadModel.Service => {
+  const { sql } = db
+
+  const taskSummary: ReadModel.Service["taskSummary"] = (streamIdInput, branchInput) =>
+    Effect.gen(function*() {
+      const streamId = yield* validate.id("streamId", streamIdInput)
+      const branch = yield* validate.branch("branch", branchInput)
+      return yield* loadSummary(db, "taskSummary", streamId, branch)
+    })
+
+  const listTasks: ReadModel.Service["listTasks"] = (projectIdInput) =>
+    Effect.gen(function*() {
+      const operation = "listTasks"
+      const projectId = projectIdInput === undefined ? undefined : yield* validate.id("projectId", projectIdInput)
+      // Newest first: by the LSN that created each stream's main branch (an index seek each).
+      const found = yield* rows(
+        db,
+        operation,
+        projectId === undefined
+          ? sql`SELECT t.stream_id, t.summary FROM ratchet_task_summaries t WHERE t.branch = ${EventStore.mainBranch}
+              ORDER BY (SELECT MIN(e.lsn) FROM ratchet_events e WHERE e.stream_id = t.stream_id AND e.branch = t.branch) DESC`
+          : sql`SELECT t.stream_id, t.summary FROM ratchet_task_summaries t
+              WHERE t.branch = ${EventStore.mainBranch} AND t.project_id = ${projectId}
+              ORDER BY (SELECT MIN(e.lsn) FROM ratchet_events e WHERE e.stream_id = t.stream_id AND e.branch = t.branch) DESC`
+      )
+      return yield* Effect.forEach(found, (row) =>
+        decodeSummary(operation, String(row["stream_id"]), EventStore.mainBranch, row["summary"]))
+    })
+
+  const attempts: ReadModel.Service["attempts"] = (streamIdInput, branchInput) =>
+    Effect.gen(function*() {
+      const streamId = yield* validate.id("streamId", streamIdInput)
+      const branch = yield* validate.branch("branch", branchInput)
+      return [...(yield* loadAttempts(db, "attempts", streamId, branch)).values()]
+    })
+
+  const openIntents: ReadModel.Service["openIntents"] = (streamIdInput) =>
+    Effect.gen(function*() {
+      const operation = "openIntents"
+      const streamId = streamIdInput === undefined ? undefined : yield* validate.id("streamId", streamIdInput)
+      const open = sql.in(["Pending", "Dispatched"])
+      const found = yield* rows(
+        db,
+        operation,
+        streamId === undefined
+          ? sql`SELECT stream_id, branch, intent_id, run_id, step_id, attempt, state, outcome, updated_lsn
+              FROM ratchet_intents WHERE state IN ${open} ORDER BY stream_id, branch, updated_lsn, intent_id`
+          : sql`SELECT stream_id, branch, intent_id, run_id, step_id, attempt, state, outcome, updated_lsn
+              FROM ratchet_intents WHERE stream_id = ${streamId} AND state IN ${open}
+              ORDER BY branch, updated_lsn, intent_id`
+      )
+      return yield* Effect.forEach(found, (row) => decodeIntent(operation, row))
+    })
+
+  const lease: ReadModel.Service["lease"] = (projectIdInput, streamIdInput) =>
+    Effect.gen(function*() {
+      const projectId = yield* validate.id("projectId", projectIdInput)
+      const streamId = yield* validate.id("streamId", streamIdInput)
+      return yield* loadLease(db, "lease", projectId, streamId)
+    })
+
+  const checkpoints: ReadModel.Service["checkpoints"] = (streamIdInput, branchInput) =>
+    Effect.gen(function*() {
+      const streamId = yield* validate.id("streamId", streamIdInput)
+      const branch = yield* validate.branch("branch", branchInput)
+      return yield* loadCheckpoints(db, "checkpoints", streamId, branch)
+    })
+
+  const snapshot: ReadModel.Service["snapshot"] = (streamIdInput, branchInput) =>
+    Effect.gen(function*() {
+      const streamId = yield* validate.id("streamId", streamIdInput)
+      const branch = yield* validate.branch("branch", branchInput)
+      return yield* dialect.readTransaction("snapshot", loadSnapshot(db, "snapshot", streamId, branch))
+    })
+
+  const rebuild: ReadModel.Service["rebuild"] = (streamIdInput, branchInput) =>
+    Effect.gen(function*() {
+      const operation = "rebuild"
+      const streamId = yield* validate.id("streamId", streamIdInput)
+      const branch = yield* validate.branch("branch", branchInput)
+      return yield* dialect.readTransaction(
+        operation,
+        Effect.gen(function*() {
+          const folded = yield* Stream.runFold(eventStore.read({ streamId, branch }), ReadModel.empty, ReadModel.apply)
+          const projectId = (yield* loadBranches(db, operation, streamId))?.projectId ?? ""
+          const leaseRows = yield* rows(
+            db,
+            operation,
+            sql`SELECT lsn, version, payload, epoch, operation_id, recorded_at FROM ratchet_events
+              WHERE stream_id = ${streamId} AND type IN ${sql.in(leaseEventTags)} ORDER BY lsn`
+          )
+          const leaseEvents = yield* Effect.forEach(leaseRows, (row) =>
+            decodeEvent(operation, { projectId, streamId, branch }, row))
+          return { ...folded, lease: ReadModel.fold(leaseEvents).lease }
+        })
+      )
+    })
+
+  return { taskSummary, listTasks, attempts, openIntents, lease, checkpoints, snapshot, rebuild }
+}
+
+/**
+ * Runs the migrations, then builds both services over the context's `SqlClient` and `SqlDialect`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<Stores, StorageError.StorageError, SqlClient.SqlClient | SqlDialect.SqlDialect> = Effect
+  .gen(function*() {
+    yield* migrate
+    const dialect = yield* SqlDialect.SqlDialect
+    const db: Db = { sql: (yield* SqlClient.SqlClient).withoutTransforms(), classify: dialect.classify }
+    const eventStore = makeEventStore(db, dialect)
+    return { eventStore, readModels: makeReadModels(db, dialect, eventStore) }
+  })
+
+/**
+ * `EventStore` and `ReadModels` from an engine's `SqlClient` and `SqlDialect`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<
+  EventStore.EventStore | ReadModel.ReadModels,
+  StorageError.StorageError,
+  SqlClient.SqlClient | SqlDialect.SqlDialect
+> = Layer.effectContext(
+  Effect.map(make, (stores) =>
+    Context.make(EventStore.EventStore, stores.eventStore).pipe(
+      Context.add(ReadModel.ReadModels, stores.readModels)
+    ))
+)

@@ -1,0 +1,303 @@
+/**
+ * The read models as rows: loading the part of a branch's snapshot an append touches, writing
+ * back what `ReadModel.apply` changed, and loading a whole snapshot.
+ *
+ * An append loads the summary row, the lease row and the intent rows its events name, folds its
+ * events into that partial snapshot with `ReadModel.apply`, and upserts exactly the rows that
+ * changed: `apply` returns the same object for a row it left alone, so a changed row is one that
+ * is no longer identical to what was loaded. Attempts and checkpoints are written whole by their
+ * events and need no loading. Upserts use `INSERT … ON CONFLICT (…) DO UPDATE`, which both
+ * dialects accept.
+ *
+ * @internal
+ */
+import type * as Event from "@ratchet/kernel/Event"
+import * as Effect from "effect/Effect"
+import * as ReadModel from "../ReadModel.js"
+import type * as StorageError from "../StorageError.js"
+import { type Db, rows, run } from "./db.js"
+import { decodeAttempt, decodeCheckpoint, decodeIntent, decodeLease, decodeSummary } from "./rows.js"
+
+/** Rows per multi-row INSERT: far below both engines' bound-parameter limits. */
+const chunkSize = 200
+
+const chunks = <A>(values: ReadonlyArray<A>): ReadonlyArray<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let index = 0; index < values.length; index += chunkSize) out.push(values.slice(index, index + chunkSize))
+  return out
+}
+
+/** The lease row of a task, or `null`. */
+export const loadLease = (
+  db: Db,
+  operation: string,
+  projectId: string,
+  streamId: string
+): Effect.Effect<ReadModel.LeaseRow | null, StorageError.StorageError> =>
+  Effect.flatMap(
+    rows(
+      db,
+      operation,
+      db.sql`SELECT project_id, stream_id, epoch, held, owner, acquired_at, heartbeat_at, grace_ms, updated_lsn
+        FROM ratchet_leases WHERE project_id = ${projectId} AND stream_id = ${streamId}`
+    ),
+    (found) => found[0] === undefined ? Effect.succeed(null) : decodeLease(operation, found[0])
+  )
+
+/** The task summary of a branch, or `null`. */
+export const loadSummary = (
+  db: Db,
+  operation: string,
+  streamId: string,
+  branch: string
+): Effect.Effect<ReadModel.TaskSummary | null, StorageError.StorageError> =>
+  Effect.flatMap(
+    rows(
+      db,
+      operation,
+      db.sql`SELECT summary FROM ratchet_task_summaries WHERE stream_id = ${streamId} AND branch = ${branch}`
+    ),
+    (found) =>
+      found[0] === undefined ? Effect.succeed(null) : decodeSummary(operation, streamId, branch, found[0]["summary"])
+  )
+
+/**
+ * The part of a branch's snapshot that `events` can change, from the summary and lease the caller
+ * already read plus the intent rows the events name.
+ */
+export const loadTouched = (
+  db: Db,
+  operation: string,
+  streamId: string,
+  branch: string,
+  summary: ReadModel.TaskSummary | null,
+  lease: ReadModel.LeaseRow | null,
+  events: ReadonlyArray<Event.Event>
+): Effect.Effect<ReadModel.Snapshot, StorageError.StorageError> =>
+  Effect.gen(function*() {
+    const intentIds = new Set<string>()
+    for (const event of events) {
+      if (
+        event._tag === "IntentDispatched" || event._tag === "IntentResolved" || event._tag === "IntentAbandoned"
+      ) intentIds.add(event.intentId)
+    }
+    const intents = new Map<string, ReadModel.IntentRow>()
+    if (intentIds.size > 0) {
+      const found = yield* rows(
+        db,
+        operation,
+        db.sql`SELECT stream_id, branch, intent_id, run_id, step_id, attempt, state, outcome, updated_lsn
+          FROM ratchet_intents
+          WHERE stream_id = ${streamId} AND branch = ${branch} AND intent_id IN ${db.sql.in([...intentIds])}`
+      )
+      for (const row of found) {
+        const intent = yield* decodeIntent(operation, row)
+        intents.set(intent.intentId, intent)
+      }
+    }
+    return { summary, attempts: new Map(), intents, lease, checkpoints: [] }
+  })
+
+export interface SaveOptions {
+  /** False when materialising a fork: the lease belongs to the task and is already current. */
+  readonly lease: boolean
+}
+
+/** Writes every row of `after` that differs from `before`. */
+export const saveChanges = (
+  db: Db,
+  operation: string,
+  before: ReadModel.Snapshot,
+  after: ReadModel.Snapshot,
+  options: SaveOptions
+): Effect.Effect<void, StorageError.StorageError> =>
+  Effect.gen(function*() {
+    const { sql } = db
+    const summary = after.summary
+    if (summary !== null && summary !== before.summary) {
+      yield* run(
+        db,
+        operation,
+        sql`INSERT INTO ratchet_task_summaries ${
+          sql.insert({
+            stream_id: summary.streamId,
+            branch: summary.branch,
+            project_id: summary.projectId,
+            version: summary.version,
+            last_lsn: summary.lastLsn,
+            state: summary.task.state,
+            // The summary is plain JSON data (no transformations in its schema); it is decoded on the way out.
+            summary: JSON.stringify(summary)
+          })
+        }
+        ON CONFLICT (stream_id, branch) DO UPDATE SET project_id = excluded.project_id, version = excluded.version,
+          last_lsn = excluded.last_lsn, state = excluded.state, summary = excluded.summary`
+      )
+    }
+    const attempts = [...after.attempts.values()].filter((row) => before.attempts.get(attemptKeyOf(row)) !== row)
+    for (const part of chunks(attempts)) {
+      yield* run(
+        db,
+        operation,
+        sql`INSERT INTO ratchet_attempts ${
+          sql.insert(part.map((row) => ({
+            stream_id: row.streamId,
+            branch: row.branch,
+            run_id: row.runId,
+            step_id: row.stepId,
+            attempt: row.attempt,
+            state: row.state,
+            updated_lsn: row.updatedLsn
+          })))
+        }
+        ON CONFLICT (stream_id, branch, run_id, step_id, attempt) DO UPDATE SET state = excluded.state,
+          updated_lsn = excluded.updated_lsn`
+      )
+    }
+    const intents = [...after.intents.values()].filter((row) => before.intents.get(row.intentId) !== row)
+    for (const part of chunks(intents)) {
+      yield* run(
+        db,
+        operation,
+        sql`INSERT INTO ratchet_intents ${
+          sql.insert(part.map((row) => ({
+            stream_id: row.streamId,
+            branch: row.branch,
+            intent_id: row.intentId,
+            run_id: row.runId,
+            step_id: row.stepId,
+            attempt: row.attempt,
+            state: row.state,
+            outcome: row.outcome,
+            updated_lsn: row.updatedLsn
+          })))
+        }
+        ON CONFLICT (stream_id, branch, intent_id) DO UPDATE SET run_id = excluded.run_id, step_id = excluded.step_id,
+          attempt = excluded.attempt, state = excluded.state, outcome = excluded.outcome,
+          updated_lsn = excluded.updated_lsn`
+      )
+    }
+    const checkpoints = after.checkpoints.slice(before.checkpoints.length)
+    for (const part of chunks(checkpoints)) {
+      yield* run(
+        db,
+        operation,
+        sql`INSERT INTO ratchet_checkpoints ${
+          sql.insert(part.map((row) => ({
+            stream_id: row.streamId,
+            branch: row.branch,
+            lsn: row.lsn,
+            kind: row.kind,
+            run_id: row.runId
+          })))
+        }`
+      )
+    }
+    const lease = after.lease
+    if (options.lease && lease !== null && lease !== before.lease) {
+      yield* run(
+        db,
+        operation,
+        sql`INSERT INTO ratchet_leases ${
+          sql.insert({
+            project_id: lease.projectId,
+            stream_id: lease.streamId,
+            epoch: lease.epoch,
+            held: lease.held ? 1 : 0,
+            owner: JSON.stringify(lease.owner),
+            acquired_at: lease.acquiredAt,
+            heartbeat_at: lease.heartbeatAt,
+            grace_ms: lease.graceMs,
+            updated_lsn: lease.updatedLsn
+          })
+        }
+        ON CONFLICT (project_id, stream_id) DO UPDATE SET epoch = excluded.epoch, held = excluded.held,
+          owner = excluded.owner, acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
+          grace_ms = excluded.grace_ms, updated_lsn = excluded.updated_lsn`
+      )
+    }
+  })
+
+const attemptKeyOf = (row: ReadModel.AttemptRow): string => ReadModel.attemptKey(row.runId, row.stepId, row.attempt)
+
+/** The attempts of a branch, keyed by `ReadModel.attemptKey`. */
+export const loadAttempts = (
+  db: Db,
+  operation: string,
+  streamId: string,
+  branch: string
+): Effect.Effect<ReadonlyMap<string, ReadModel.AttemptRow>, StorageError.StorageError> =>
+  Effect.gen(function*() {
+    const found = yield* rows(
+      db,
+      operation,
+      db.sql`SELECT stream_id, branch, run_id, step_id, attempt, state, updated_lsn FROM ratchet_attempts
+        WHERE stream_id = ${streamId} AND branch = ${branch} ORDER BY updated_lsn, run_id, step_id, attempt`
+    )
+    const attempts = new Map<string, ReadModel.AttemptRow>()
+    for (const row of found) {
+      const attempt = yield* decodeAttempt(operation, row)
+      attempts.set(attemptKeyOf(attempt), attempt)
+    }
+    return attempts
+  })
+
+const loadIntents = (
+  db: Db,
+  operation: string,
+  streamId: string,
+  branch: string
+): Effect.Effect<ReadonlyMap<string, ReadModel.IntentRow>, StorageError.StorageError> =>
+  Effect.gen(function*() {
+    const found = yield* rows(
+      db,
+      operation,
+      db.sql`SELECT stream_id, branch, intent_id, run_id, step_id, attempt, state, outcome, updated_lsn
+        FROM ratchet_intents WHERE stream_id = ${streamId} AND branch = ${branch} ORDER BY updated_lsn, intent_id`
+    )
+    const intents = new Map<string, ReadModel.IntentRow>()
+    for (const row of found) {
+      const intent = yield* decodeIntent(operation, row)
+      intents.set(intent.intentId, intent)
+    }
+    return intents
+  })
+
+/** The checkpoints of a branch, in LSN order. */
+export const loadCheckpoints = (
+  db: Db,
+  operation: string,
+  streamId: string,
+  branch: string
+): Effect.Effect<ReadonlyArray<ReadModel.CheckpointRow>, StorageError.StorageError> =>
+  Effect.flatMap(
+    rows(
+      db,
+      operation,
+      db.sql`SELECT stream_id, branch, lsn, kind, run_id FROM ratchet_checkpoints
+        WHERE stream_id = ${streamId} AND branch = ${branch} ORDER BY lsn`
+    ),
+    (found) => Effect.forEach(found, (row) => decodeCheckpoint(operation, row))
+  )
+
+/** Every stored read model of a branch; the lease is the task's, whatever branch wrote it. */
+export const loadSnapshot = (
+  db: Db,
+  operation: string,
+  streamId: string,
+  branch: string
+): Effect.Effect<ReadModel.Snapshot, StorageError.StorageError> =>
+  Effect.gen(function*() {
+    const summary = yield* loadSummary(db, operation, streamId, branch)
+    const attempts = yield* loadAttempts(db, operation, streamId, branch)
+    const intents = yield* loadIntents(db, operation, streamId, branch)
+    const leaseRows = yield* rows(
+      db,
+      operation,
+      db.sql`SELECT project_id, stream_id, epoch, held, owner, acquired_at, heartbeat_at, grace_ms, updated_lsn
+        FROM ratchet_leases WHERE stream_id = ${streamId}`
+    )
+    const lease = leaseRows[0] === undefined ? null : yield* decodeLease(operation, leaseRows[0])
+    const checkpoints = yield* loadCheckpoints(db, operation, streamId, branch)
+    return { summary, attempts, intents, lease, checkpoints }
+  })

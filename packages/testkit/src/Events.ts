@@ -1,0 +1,276 @@
+/**
+ * Event builders for tests of anything that stores Ratchet events.
+ *
+ * Each builder returns a complete, valid kernel `Event.Event` of the current version with a
+ * plausible actor and a logical time, so a test states only what it is about:
+ *
+ * ```ts
+ * const events = [Events.taskCreated({ taskId: "t-1", projectId: "p-1" }), Events.leaseAcquired(1, Events.owner("a"))]
+ * ```
+ *
+ * Times are logical (`at` defaults to a fixed value) because stores never interpret them; nothing
+ * here reads a clock or generates randomness, so a failing test replays the same events.
+ *
+ * @since 0.1.0
+ */
+import type * as Event from "@ratchet/kernel/Event"
+
+/**
+ * The time every builder uses unless told otherwise.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultAt = 1_000
+
+/**
+ * One actor of each kind.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const actors = {
+  user: { kind: "user", id: "alice" },
+  agent: { kind: "agent", id: "agent-1" },
+  runner: { kind: "runner", id: "runner-1" },
+  verifier: { kind: "verifier", id: "verifier-1" },
+  system: { kind: "system", id: "ratchet" }
+} as const satisfies Record<string, Event.Actor>
+
+/**
+ * What every builder accepts besides its own fields.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Meta {
+  readonly actor?: Event.Actor
+  readonly at?: number
+}
+
+type Of<Tag extends Event.Event["_tag"]> = Extract<Event.Event, { readonly _tag: Tag }>
+
+const build = <Tag extends Event.Event["_tag"]>(
+  tag: Tag,
+  actor: Event.Actor,
+  meta: Meta,
+  fields: Omit<Of<Tag>, "_tag" | "version" | "actor" | "at">
+): Of<Tag> => ({ _tag: tag, version: 1, actor: meta.actor ?? actor, at: meta.at ?? defaultAt, ...fields }) as unknown as Of<Tag>
+
+/**
+ * The event that creates a task stream. Stores key the stream by its task id.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const taskCreated = (
+  input: { readonly taskId: string; readonly projectId: string; readonly goal?: string; readonly slug?: string },
+  meta: Meta = {}
+): Of<"TaskCreated"> =>
+  build("TaskCreated", actors.user, meta, {
+    taskId: input.taskId,
+    projectId: input.projectId,
+    goal: input.goal ?? "Add a --json flag to the status command",
+    slug: input.slug ?? "json-flag"
+  })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const interviewBegun = (meta: Meta = {}): Of<"InterviewBegun"> => build("InterviewBegun", actors.user, meta, {})
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const questionAsked = (
+  questionId: string,
+  options: { readonly text?: string; readonly blocking?: boolean } = {},
+  meta: Meta = {}
+): Of<"QuestionAsked"> =>
+  build("QuestionAsked", actors.agent, meta, {
+    questionId,
+    text: options.text ?? `Question ${questionId}?`,
+    blocking: options.blocking ?? false
+  })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const questionAnswered = (
+  questionId: string,
+  answer = "yes",
+  meta: Meta = {}
+): Of<"QuestionAnswered"> => build("QuestionAnswered", actors.user, meta, { questionId, answer, source: "user" })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const taskCancelled = (
+  from: Event.TaskState,
+  reason = "no longer needed",
+  meta: Meta = {}
+): Of<"TaskCancelled"> => build("TaskCancelled", actors.user, meta, { from, reason })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const attemptScheduled = (
+  runId: string,
+  stepId: string,
+  attempt: number,
+  meta: Meta = {}
+): Of<"AttemptScheduled"> => build("AttemptScheduled", actors.runner, meta, { runId, stepId, attempt })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const attemptTransitioned = (
+  input: {
+    readonly runId: string
+    readonly stepId: string
+    readonly attempt: number
+    readonly from: Of<"AttemptTransitioned">["from"]
+    readonly to: Of<"AttemptTransitioned">["to"]
+  },
+  meta: Meta = {}
+): Of<"AttemptTransitioned"> =>
+  build("AttemptTransitioned", actors.runner, meta, {
+    runId: input.runId,
+    stepId: input.stepId,
+    attempt: input.attempt,
+    from: input.from,
+    to: input.to
+  })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const intentRecorded = (
+  intentId: string,
+  input: {
+    readonly runId: string
+    readonly stepId: string
+    readonly attempt: number
+    readonly description?: string
+  },
+  meta: Meta = {}
+): Of<"IntentRecorded"> =>
+  build("IntentRecorded", actors.runner, meta, {
+    intentId,
+    runId: input.runId,
+    stepId: input.stepId,
+    attempt: input.attempt,
+    description: input.description ?? "npm run build"
+  })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const intentDispatched = (intentId: string, meta: Meta = {}): Of<"IntentDispatched"> =>
+  build("IntentDispatched", actors.runner, meta, { intentId })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const intentResolved = (
+  intentId: string,
+  outcome: "Succeeded" | "Failed",
+  resultRefs: ReadonlyArray<string> = [],
+  meta: Meta = {}
+): Of<"IntentResolved"> => build("IntentResolved", actors.runner, meta, { intentId, outcome, resultRefs })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const intentAbandoned = (intentId: string, reason = "the runner restarted", meta: Meta = {}): Of<"IntentAbandoned"> =>
+  build("IntentAbandoned", actors.system, meta, { intentId, reason })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const checkpointRecorded = (
+  kind: "run_start" | "step" | "terminal",
+  runId: string,
+  meta: Meta = {}
+): Of<"CheckpointRecorded"> => build("CheckpointRecorded", actors.system, meta, { kind, runId })
+
+/**
+ * A lease owner named `name`: the same name gives the same owner.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const owner = (name: string, pid = 4242): Event.LeaseOwner => ({
+  workspaceId: `ws-${name}`,
+  host: `host-${name}`,
+  pid,
+  processStartedAt: defaultAt
+})
+
+/**
+ * Lease timings every builder uses unless told otherwise.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultTimings = { heartbeatMs: 2_000, graceMs: 3_000 } as const
+
+/**
+ * Takes a free lease at `epoch` (the last epoch plus one, or 1 for a task that never had one).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const leaseAcquired = (
+  epoch: number,
+  by: Event.LeaseOwner,
+  timings: { readonly heartbeatMs: number; readonly graceMs: number } = defaultTimings,
+  meta: Meta = {}
+): Of<"LeaseAcquired"> =>
+  build("LeaseAcquired", actors.runner, meta, {
+    epoch,
+    owner: by,
+    heartbeatMs: timings.heartbeatMs,
+    graceMs: timings.graceMs
+  })
+
+/**
+ * Takes a held lease over from `displaced` at `epoch` (the held epoch plus one).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const leaseTakenOver = (
+  epoch: number,
+  by: Event.LeaseOwner,
+  displaced: Event.LeaseOwner,
+  timings: { readonly heartbeatMs: number; readonly graceMs: number } = defaultTimings,
+  meta: Meta = {}
+): Of<"LeaseTakenOver"> =>
+  build("LeaseTakenOver", actors.runner, meta, {
+    epoch,
+    owner: by,
+    displaced,
+    heartbeatMs: timings.heartbeatMs,
+    graceMs: timings.graceMs
+  })
+
+/**
+ * Releases the lease held at `epoch`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const leaseReleased = (epoch: number, meta: Meta = {}): Of<"LeaseReleased"> =>
+  build("LeaseReleased", actors.runner, meta, { epoch })

@@ -21,6 +21,33 @@ import { appendRequest, eventTableStatements, payloadOf, type StreamCursor, task
 
 const defaultUrl = "postgres://postgres@127.0.0.1:5432/test"
 
+let counted: Map<string, number> | undefined
+let counting = false
+/** Counts the queries every `pg` client of this process sends (ours through the pool, raw directly). */
+const countQueries = async (f: () => Promise<void>): Promise<ReadonlyMap<string, number>> => {
+  if (!counting) {
+    counting = true
+    const query = pg.Client.prototype.query as (...args: Array<unknown>) => unknown
+    pg.Client.prototype.query = function(this: pg.Client, ...args: Array<unknown>) {
+      const first = args[0]
+      const text = typeof first === "string" ? first : (first as { text?: unknown } | undefined)?.text
+      if (counted !== undefined && typeof text === "string") {
+        const key = text.replace(/\s+/g, " ").trim()
+        counted.set(key, (counted.get(key) ?? 0) + 1)
+      }
+      return query.apply(this, args)
+    } as typeof pg.Client.prototype.query
+  }
+  counted = new Map()
+  try {
+    await f()
+    return counted
+  } finally {
+    counted = undefined
+  }
+}
+const totalOf = (queries: ReadonlyMap<string, number>): number => [...queries.values()].reduce((a, b) => a + b, 0)
+
 const connect = async (url: string, schema?: string): Promise<pg.Client> => {
   const client = new pg.Client({
     connectionString: url,
@@ -135,6 +162,20 @@ export const suite: Suite = {
       throw new Error("the raw side's JSON.stringify(event) is not the payload our store writes; the pair would compare different bytes")
     }
 
+    // The queries one append sends on each side (BEGIN and COMMIT included), on streams of their own.
+    const statements: Record<string, string> = {}
+    for (const events of [1, 100]) {
+      await cursor(`count-${events}`)
+      const ours = await countQueries(() => oursSide(`count-${events}`, events)(0, 1))
+      const raw = await countQueries(() => rawSide(`count-${events}`, events)(0, 1))
+      statements[`statements per append of ${events}`] = `ours ${totalOf(ours)}, raw ${totalOf(raw)}`
+      if (events === 1) {
+        statements["statements of our append of 1"] = [...ours.entries()]
+          .map(([sql, times]) => `${times}× ${sql.slice(0, 60)}`)
+          .join(" | ")
+      }
+    }
+
     const pairs: ReadonlyArray<Pair> = [
       {
         id: "postgres/append-1",
@@ -158,7 +199,7 @@ export const suite: Suite = {
     return {
       _tag: "Prepared",
       pairs,
-      facts,
+      facts: { ...facts, ...statements },
       close: async () => {
         await runtime.dispose()
         await raw.end()

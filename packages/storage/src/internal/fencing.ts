@@ -5,7 +5,8 @@
  * - While the lease is held, the append must present the held epoch.
  * - While it is not held (never taken, or released), the append must present no epoch, unless it
  *   takes the lease itself: its first lease event is a `LeaseAcquired` or `LeaseTakenOver` whose
- *   epoch is exactly the row's epoch + 1 (1 when there is no row). Acquiring needs no prior epoch.
+ *   epoch is exactly the row's epoch + 1 (1 when there is no row); it then presents no epoch or
+ *   exactly that new one. Acquiring needs no prior epoch.
  * - The lease events of the batch must then follow one another: `LeaseAcquired` only while not
  *   held, `LeaseTakenOver` always to the next epoch, `LeaseReleased` only of the held epoch. A
  *   second acquisition racing the first is therefore refused here, not merged into the lease.
@@ -60,9 +61,13 @@ export const check = (
   if (row !== null && row.held) {
     if (presented !== row.epoch) return rejected()
   } else if (presented !== null) {
+    // The epoch an append presents is stored on each of its events, so it must be the epoch the
+    // batch itself acquires: anything else would record a fencing token that never existed.
     const first = leaseEvents[0]
     const next = (row === null ? 0 : row.epoch) + 1
-    if (first === undefined || first._tag === "LeaseReleased" || first.epoch !== next) return rejected()
+    if (first === undefined || first._tag === "LeaseReleased" || first.epoch !== next || presented !== next) {
+      return rejected()
+    }
   }
   let state: LeaseState | undefined = row ?? { epoch: 0, held: false }
   for (const event of leaseEvents) {

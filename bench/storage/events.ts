@@ -2,21 +2,21 @@
  * The events both sides of a storage pair write, and the raw side's copy of the event table.
  *
  * Ours appends kernel events through `EventStore.append`; raw inserts the very bytes ours stores
- * (`JSON.stringify(Event.encode(event))`) into a table created from the same migration statement
- * as `ratchet_events` (same columns, same UNIQUE constraint, same index), so the only difference
- * between the sides is what our store does around the insert.
+ * (the event's JSON; each suite reads a stored payload back and checks it) into a table created from the same migration statement as `ratchet_events`
+ * (same columns, same UNIQUE constraint, same index), so the only difference between the sides is
+ * what our store does around the insert.
  *
  * The measured event is an `AttemptTransitioned`: the run loop's most frequent write, which also
  * touches a read model (the attempt row) besides the task summary.
  */
-import * as Event from "@ratchet/kernel/Event"
+import type * as Event from "@ratchet/kernel/Event"
 import type * as EventStore from "@ratchet/storage/EventStore"
 import * as Migrations from "@ratchet/storage/Migrations"
 
 const actor = { kind: "runner", id: "bench-runner" } as const
 
-// Written in the catalogue's field order (`_tag`, `version`, `actor`, `at`, then the body), so that
-// `JSON.stringify(event)` is byte for byte the payload our store writes; the suites check it.
+// Written in the catalogue's field order (`_tag`, `version`, `actor`, `at`, then the body), the
+// order the catalogue's encoder gives, so the JSON is the same whichever way a store serialises.
 
 /** The first event of a stream (written during setup, never timed). */
 export const taskCreated = (streamId: string): Event.Event => ({
@@ -42,9 +42,6 @@ export const attemptTransitioned = (index: number): Event.Event => ({
   from: "Pending",
   to: "Running"
 })
-
-/** The bytes our store writes into `payload` for an event. */
-export const payloadOf = (event: Event.Event): string => JSON.stringify(Event.encode(event))
 
 /** The `ratchet_events` table and its index, from the migration itself, for a dialect. */
 export const eventTableStatements = (dialect: Migrations.Dialect): ReadonlyArray<string> => {

@@ -158,24 +158,35 @@ export const suite: Suite = {
       }
     }
 
+    const close = async () => {
+      await runtime.dispose()
+      await raw.end()
+      await dropSchemas()
+      await admin.end()
+    }
 
     // The queries one append sends on each side (BEGIN and COMMIT included), on streams of their own.
     const statements: Record<string, string> = {}
-    for (const events of [1, 100]) {
-      await cursor(`count-${events}`)
-      const ours = await countQueries(() => oursSide(`count-${events}`, events)(0, 1))
-      const raw = await countQueries(() => rawSide(`count-${events}`, events)(0, 1))
-      statements[`statements per append of ${events}`] = `ours ${totalOf(ours)}, raw ${totalOf(raw)}`
-      if (events === 1) {
-        const rows = await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql<{ payload: string }>`SELECT payload FROM ratchet_events WHERE stream_id = ${"count-1"} ORDER BY lsn DESC LIMIT 1`))
-        if (rows[0]?.payload !== JSON.stringify(attemptTransitioned(0))) {
-          throw new Error("our store's payload is not the raw side's JSON.stringify(event); the pair would compare different bytes")
+    try {
+      for (const events of [1, 100]) {
+        await cursor(`count-${events}`)
+        const oursQueries = await countQueries(() => oursSide(`count-${events}`, events)(0, 1))
+        const rawQueries = await countQueries(() => rawSide(`count-${events}`, events)(0, 1))
+        statements[`statements per append of ${events}`] = `ours ${totalOf(oursQueries)}, raw ${totalOf(rawQueries)}`
+        if (events === 1) {
+          const rows = await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+            sql<{ payload: string }>`SELECT payload FROM ratchet_events WHERE stream_id = ${"count-1"} ORDER BY lsn DESC LIMIT 1`))
+          if (rows[0]?.payload !== JSON.stringify(attemptTransitioned(0))) {
+            throw new Error("our store's payload is not the raw side's JSON.stringify(event); the pair would compare different bytes")
+          }
+          statements["statements of our append of 1"] = [...oursQueries.entries()]
+            .map(([sql, times]) => `${times}× ${sql.slice(0, 60)}`)
+            .join(" | ")
         }
-        statements["statements of our append of 1"] = [...ours.entries()]
-          .map(([sql, times]) => `${times}× ${sql.slice(0, 60)}`)
-          .join(" | ")
       }
+    } catch (error) {
+      await close()
+      throw error
     }
 
     const pairs: ReadonlyArray<Pair> = [
@@ -202,12 +213,7 @@ export const suite: Suite = {
       _tag: "Prepared",
       pairs,
       facts: { ...facts, ...statements },
-      close: async () => {
-        await runtime.dispose()
-        await raw.end()
-        await dropSchemas()
-        await admin.end()
-      }
+      close
     }
   }
 }

@@ -143,12 +143,12 @@ const engine = async (directory: string, synchronous: Synchronous): Promise<Engi
   const statements: Record<string, string> = {}
   for (const events of [1, 100]) {
     await cursor(`count-${events}`)
-    const ours = await count(() => oursSide(`count-${events}`, events)(0, 1))
-    const raw = await count(() => rawSide(`count-${events}`, events)(0, 1))
-    statements[`${synchronous} statements per append of ${events}`] = `ours ${total(ours)}, raw ${total(raw)}`
+    const oursStatements = await count(() => oursSide(`count-${events}`, events)(0, 1))
+    const rawStatements = await count(() => rawSide(`count-${events}`, events)(0, 1))
+    statements[`${synchronous} statements per append of ${events}`] = `ours ${total(oursStatements)}, raw ${total(rawStatements)}`
     if (events === 1) await sameBytes(runtime, "count-1")
     if (synchronous === "FULL" && events === 1) {
-      statements["FULL statements of our append of 1"] = [...ours.entries()]
+      statements["FULL statements of our append of 1"] = [...oursStatements.entries()]
         .map(([sql, times]) => `${times}× ${sql.slice(0, 60)}`)
         .join(" | ")
     }
@@ -192,7 +192,15 @@ export const suite: Suite = {
   name: "SQLite",
   prepare: async (): Promise<Prepared> => {
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-bench-sqlite-"))
-    const engines = [await engine(directory, "FULL"), await engine(directory, "NORMAL")]
+    const engines: Array<Engine> = []
+    try {
+      engines.push(await engine(directory, "FULL"))
+      engines.push(await engine(directory, "NORMAL"))
+    } catch (error) {
+      for (const opened of engines) await opened.close()
+      fs.rmSync(directory, { recursive: true, force: true })
+      throw error
+    }
     const probe = new Database(":memory:")
     const version = String((probe.prepare("SELECT sqlite_version() AS v").get() as { v: string }).v)
     probe.close()

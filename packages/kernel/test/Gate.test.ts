@@ -140,10 +140,10 @@ describe("the gate record", () => {
 })
 
 describe("Gate.isBoundTo", () => {
-  const gate = Gate.specProposal(ctx(), { briefClosed: true })
+  const gate = (): Gate.Gate => Gate.specProposal(ctx(), { briefClosed: true })
 
   it("is true for exactly the binding the gate was evaluated at", () => {
-    expect(Gate.isBoundTo(gate, { taskVersion: 9, specDigest: SPEC, planDigest: PLAN })).toBe(true)
+    expect(Gate.isBoundTo(gate(), { taskVersion: 9, specDigest: SPEC, planDigest: PLAN })).toBe(true)
   })
 
   it.each([
@@ -154,7 +154,7 @@ describe("Gate.isBoundTo", () => {
     { label: "another plan digest", other: { ...binding, planDigest: OTHER } },
     { label: "no plan digest", other: { ...binding, planDigest: null } }
   ])("is false for $label", ({ other }) => {
-    expect(Gate.isBoundTo(gate, other)).toBe(false)
+    expect(Gate.isBoundTo(gate(), other)).toBe(false)
   })
 
   it("compares null digests as equal", () => {

@@ -14,6 +14,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
+import type * as Digest from "../src/Digest.js"
 import * as Event from "../src/Event.js"
 import type * as Gate from "../src/Gate.js"
 import * as Plan from "../src/Plan.js"
@@ -36,6 +37,8 @@ import {
   planDigestOf,
   planFor,
   reach,
+  reachAll,
+  lazily,
   receipt,
   type Run,
   runner,
@@ -258,9 +261,7 @@ const NEXT: Record<State, string> = {
   CANCELLED: "Nothing: the task is terminal. Create a new task to do more."
 }
 
-const REACHED: Record<State, Run & { readonly task: Task.Task }> = Object.fromEntries(
-  STATES.map((state) => [state, reach(state)])
-) as Record<State, Run & { readonly task: Task.Task }>
+const REACHED = reachAll()
 
 const TAGS = Object.keys(TABLE) as ReadonlyArray<Tag>
 
@@ -525,7 +526,7 @@ describe("forbidden transitions, each with its reason", () => {
 
 describe("FAILED → REOPENED needs a person's receipt on a terminal for the current spec", () => {
   const failed = REACHED.FAILED
-  const digest = specDigestOf(failed.task)
+  const digest = (): Digest.Digest => specDigestOf(failed.task)
 
   it("without a receipt: HOLD receipt_required", () => {
     const hold = heldOf(Task.decide(cmd.reopen(null), failed.aggregate))
@@ -538,12 +539,12 @@ describe("FAILED → REOPENED needs a person's receipt on a terminal for the cur
   })
 
   it("with an agent's receipt: HOLD approval_requires_user", () => {
-    const hold = heldOf(Task.decide(cmd.reopen(receipt("reopen", digest, { actor: agent })), failed.aggregate))
+    const hold = heldOf(Task.decide(cmd.reopen(receipt("reopen", digest(), { actor: agent })), failed.aggregate))
     expect(codes(hold)).toEqual(["approval_requires_user"])
   })
 
   it("with a receipt that did not come from a terminal: HOLD approval_requires_terminal", () => {
-    const hold = heldOf(Task.decide(cmd.reopen(receipt("reopen", digest, { channel: "stdin" })), failed.aggregate))
+    const hold = heldOf(Task.decide(cmd.reopen(receipt("reopen", digest(), { channel: "stdin" })), failed.aggregate))
     expect(codes(hold)).toEqual(["approval_requires_terminal"])
   })
 
@@ -553,12 +554,12 @@ describe("FAILED → REOPENED needs a person's receipt on a terminal for the cur
   })
 
   it("with a receipt for another subject: HOLD receipt_wrong_subject", () => {
-    const hold = heldOf(Task.decide(cmd.reopen(receipt("spec", digest)), failed.aggregate))
+    const hold = heldOf(Task.decide(cmd.reopen(receipt("spec", digest())), failed.aggregate))
     expect(codes(hold)).toEqual(["receipt_wrong_subject"])
   })
 
   it("with a valid receipt: accepted, the receipt is recorded, and both exits of REOPENED open", () => {
-    const valid = receipt("reopen", digest)
+    const valid = receipt("reopen", digest())
     const events = eventsOf(Task.decide(cmd.reopen(valid, "the branch was lost"), failed.aggregate))
     expect(events).toEqual([
       { _tag: "TaskReopened", version: 1, actor: user, at: NOW, from: "FAILED", reason: "the branch was lost", receipt: valid }
@@ -786,7 +787,10 @@ describe("an attempt's FAIL is not a task FAILED", () => {
 })
 
 describe("BLOCKED → VERIFYING only for evidence or a dependency, without a code change", () => {
-  const blockedInVerification = drive([cmd.block("missing_evidence")], REACHED.VERIFYING)
+  const blockedInVerification = lazily(() => {
+    const run = drive([cmd.block("missing_evidence")], REACHED.VERIFYING)
+    return { ...run, task: asTask(run.aggregate) }
+  })
 
   it("records the blocker and the state it blocked from", () => {
     const task = asTask(blockedInVerification.aggregate)
@@ -1067,7 +1071,7 @@ describe("approvals need a person's receipt for the current digest", () => {
 
 describe("VERIFYING → COMPLETED needs independent, current evidence", () => {
   const verifying = REACHED.VERIFYING
-  const digest = specDigestOf(verifying.task)
+  const digest = (): Digest.Digest => specDigestOf(verifying.task)
 
   it("verification is entered only when every step is terminal", () => {
     const hold = heldOf(Task.decide(cmd.enterVerification(["docs"]), REACHED.RUNNING.aggregate))
@@ -1080,14 +1084,14 @@ describe("VERIFYING → COMPLETED needs independent, current evidence", () => {
 
   it("verdicts only by the worker are held as self_verification", () => {
     const hold = heldOf(
-      Task.decide(cmd.complete([pass("AC-001", digest, { verifier: runner })], [runner]), verifying.aggregate)
+      Task.decide(cmd.complete([pass("AC-001", digest(), { verifier: runner })], [runner]), verifying.aggregate)
     )
     expect(codes(hold)).toEqual(["self_verification"])
   })
 
   it("INDETERMINATE never counts as PASS", () => {
     const hold = heldOf(
-      Task.decide(cmd.complete([pass("AC-001", digest, { verdict: "INDETERMINATE" })]), verifying.aggregate)
+      Task.decide(cmd.complete([pass("AC-001", digest(), { verdict: "INDETERMINATE" })]), verifying.aggregate)
     )
     expect(codes(hold)).toEqual(["ac_not_passed"])
     expect(hold.gate.reasons[0]!.message).toBe("AC-001 is INDETERMINATE, which never counts as PASS.")
@@ -1099,12 +1103,12 @@ describe("VERIFYING → COMPLETED needs independent, current evidence", () => {
   })
 
   it("PASS without evidence refs is held as missing_evidence", () => {
-    const hold = heldOf(Task.decide(cmd.complete([pass("AC-001", digest, { evidenceRefs: [] })]), verifying.aggregate))
+    const hold = heldOf(Task.decide(cmd.complete([pass("AC-001", digest(), { evidenceRefs: [] })]), verifying.aggregate))
     expect(codes(hold)).toEqual(["missing_evidence"])
   })
 
   it("an independent PASS with evidence completes, recording only current verdicts", () => {
-    const current = pass("AC-001", digest)
+    const current = pass("AC-001", digest())
     const stale = pass("AC-002", Spec.digest(specB))
     const events = eventsOf(Task.decide(cmd.complete([current, stale]), verifying.aggregate))
     expect(events).toEqual([
@@ -1114,7 +1118,7 @@ describe("VERIFYING → COMPLETED needs independent, current evidence", () => {
         actor: system,
         at: NOW,
         runId: "run-1",
-        specDigest: digest,
+        specDigest: digest(),
         planDigest: planDigestOf(verifying.task),
         verdicts: [current]
       }
@@ -1126,7 +1130,7 @@ describe("VERIFYING → COMPLETED needs independent, current evidence", () => {
     const hold = heldOf(Task.decide(cmd.complete([]), verifying.aggregate))
     expect(hold.gate.boundTo).toEqual({
       taskVersion: verifying.task.version,
-      specDigest: digest,
+      specDigest: digest(),
       planDigest: planDigestOf(verifying.task)
     })
     expect(hold.gate.evaluatedAt).toBe(NOW)

@@ -321,6 +321,37 @@ export const reach = (state: Task.State, options: ReachOptions = {}): Run & { re
   return { ...run, task }
 }
 
+/** A task reached through real commands. */
+export type Reached = Run & { readonly task: Task.Task }
+
+/**
+ * A reached task computed on first use. Test files build these at collection time; computing them
+ * only inside a test means a kernel that cannot reach the state fails that test (a mutant is
+ * killed) instead of failing the file's collection, which a mutation run would not count.
+ */
+export const lazily = (make: () => Reached): Reached => {
+  let value: Reached | undefined
+  const get = (): Reached => (value ??= make())
+  return {
+    get aggregate() {
+      return get().aggregate
+    },
+    get events() {
+      return get().events
+    },
+    get task() {
+      return get().task
+    }
+  }
+}
+
+/** Every state, each reached lazily by `reach`. */
+export const reachAll = (options: ReachOptions = {}): Record<Task.State, Reached> =>
+  Object.fromEntries(STATES.map((state) => [state, lazily(() => reach(state, options))])) as unknown as Record<
+    Task.State,
+    Reached
+  >
+
 /** The 15 states, in the seed's order, written out rather than read from the module under test. */
 export const STATES = [
   "INITIALIZING",
@@ -533,3 +564,12 @@ export const SAMPLE_EVENTS: { readonly [Tag in Event.Event["_tag"]]: Extract<Eve
   }),
   LeaseReleased: made({ _tag: "LeaseReleased", actor: user, at: 36, epoch: 2 })
 }
+
+/**
+ * How many fast-check runs a property makes: `full` in a normal test run, a tenth of it (at least
+ * 10) inside a mutation run. A mutant that a property catches is almost always caught in its first
+ * few runs; the full count is for the rare counterexample, which the normal run keeps looking for.
+ * Stryker marks its worker processes with `STRYKER_MUTATOR_WORKER`.
+ */
+export const runs = (full: number): number =>
+  process.env["STRYKER_MUTATOR_WORKER"] === undefined ? full : Math.max(10, Math.ceil(full / 10))

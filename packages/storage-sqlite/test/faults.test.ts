@@ -17,9 +17,8 @@
  * - read-only: root ignores file permissions, so when the test runs as root (as CI does) the
  *   OS-level cases drop this process's effective uid and gid to nobody (65534) around the store,
  *   and restore them after; as any other user chmod alone does it. A read-only file opens and
- *   reads, and its append fails `ReadOnly`; a read-only
- *   directory cannot even be opened (SQLite must create the WAL index beside the file) and fails
- *   `ReadOnly`. The in-process case uses `PRAGMA query_only`, which makes SQLite answer
+ *   reads, and its append fails `ReadOnly`; a read-only directory cannot even be opened (SQLite
+ *   must create the WAL index beside the file) and fails `ReadOnly`. The in-process case uses `PRAGMA query_only`, which makes SQLite answer
  *   SQLITE_READONLY on the store's own connection, to show the append writes nothing and the
  *   store recovers once writable again.
  * - full disk: `PRAGMA max_page_count` caps the file at its current size; SQLite then answers
@@ -277,6 +276,9 @@ const varint = (image: Uint8Array, offset: number): { readonly value: number; re
   return { value: value * 256 + (image[offset + 8] ?? 0), next: offset + 9 }
 }
 
+/** The page size recorded in a database header (the value 1 means 65536). */
+const pageSizeOf = (image: Buffer): number => image.readUInt16BE(16) === 1 ? 65_536 : image.readUInt16BE(16)
+
 interface Leaf {
   readonly page: number
   readonly rowids: ReadonlyArray<number>
@@ -334,7 +336,7 @@ describe("a corrupted database file", () => {
       // Page 1 after the 100-byte header holds sqlite_schema: the table definitions.
       const schema = freshDirectory()
       const schemaImage = Buffer.from(imageOf(original))
-      const pageSize = schemaImage.readUInt16BE(16)
+      const pageSize = pageSizeOf(schemaImage)
       schemaImage.fill(0xa5, 100, pageSize)
       fs.writeFileSync(path.join(schema, filename), schemaImage)
       const schemaExit = yield* Effect.exit(withStore(schema, readAll("t1")))
@@ -365,7 +367,7 @@ describe("a corrupted database file", () => {
       // Closing the only connection folded the WAL back into the file: the image is complete.
       expect(filesOf(directory)).not.toContain(`${filename}-wal`)
       const image = imageOf(directory)
-      const pageSize = image.readUInt16BE(16) === 1 ? 65_536 : image.readUInt16BE(16)
+      const pageSize = pageSizeOf(image)
       const leaves = leavesOf(image, pageSize, setup.root)
       const stored = leaves.flatMap((leaf) => leaf.rowids)
       expect(stored).toEqual([...setup.early, ...setup.late])

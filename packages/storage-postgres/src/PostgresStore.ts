@@ -38,6 +38,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import type * as BlobStore from "@ratchet/storage/BlobStore"
 import type * as EventStore from "@ratchet/storage/EventStore"
+import type * as LeaseStore from "@ratchet/storage/LeaseStore"
 import type * as ReadModel from "@ratchet/storage/ReadModel"
 import * as SqlBlobStore from "@ratchet/storage/SqlBlobStore"
 import * as SqlDialect from "@ratchet/storage/SqlDialect"
@@ -75,6 +76,7 @@ export interface Options {
 export type Services =
   | EventStore.EventStore
   | ReadModel.ReadModels
+  | LeaseStore.LeaseStore
   | BlobStore.BlobStore
   | SqlDialect.SqlDialect
   | SqlClient.SqlClient
@@ -465,7 +467,7 @@ const build = (prepared: Prepared): Layer.Layer<Services, StorageError.StorageEr
 
 /**
  * The PostgreSQL store: connects, creates the schema if missing, migrates, and provides the
- * `EventStore`, `ReadModels`, `BlobStore`, the dialect and the clients. A malformed URL or schema
+ * `EventStore`, `ReadModels`, `LeaseStore`, `BlobStore`, the dialect and the clients. A malformed URL or schema
  * name is a `ConfigError` naming the field; an unreachable server, a refused login or a store
  * written by a newer Ratchet is a `StorageError`.
  *

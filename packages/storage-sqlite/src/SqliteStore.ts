@@ -28,6 +28,7 @@ import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as BlobStore from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as FileBlobStore from "@ratchet/storage/FileBlobStore"
+import * as LeaseStore from "@ratchet/storage/LeaseStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as SqlDialect from "@ratchet/storage/SqlDialect"
 import * as SqlStore from "@ratchet/storage/SqlStore"
@@ -72,6 +73,7 @@ export interface StoreConfig {
 export type Services =
   | EventStore.EventStore
   | ReadModel.ReadModels
+  | LeaseStore.LeaseStore
   | BlobStore.BlobStore
   | SqlDialect.SqlDialect
   | SqlClient.SqlClient
@@ -279,7 +281,8 @@ export const make = (
       Context.add(SqlDialect.SqlDialect, dialect),
       Context.add(BlobStore.BlobStore, blobs),
       Context.add(EventStore.EventStore, stores.eventStore),
-      Context.add(ReadModel.ReadModels, stores.readModels)
+      Context.add(ReadModel.ReadModels, stores.readModels),
+      Context.add(LeaseStore.LeaseStore, stores.leaseStore)
     )
   })
 

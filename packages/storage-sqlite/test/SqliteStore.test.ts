@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -174,6 +175,14 @@ describe("SqliteStore", () => {
       expect(yield* failure(write("op-4", 1, [acquired(2)]))).toEqual(stale(1, 1, true))
       yield* write("op-5", 1, [begun])
       expect(yield* failure(write("op-6", 1, [takenOver(3)]))).toEqual(stale(1, 1, true))
+      // The SQLite store's clock is Effect's Clock (here the TestClock, at 0): the lease acquired at
+      // 0 with grace 3000 is taken over only strictly after 3000.
+      expect(yield* failure(write("op-7", 1, [takenOver(2)]))).toEqual(
+        new EventStore.LeaseNotExpired({ projectId: "p-1", streamId: "t-1", epoch: 1, heartbeatAt: 0, graceMs: 3000, now: 0 })
+      )
+      yield* TestClock.adjust("3000 millis")
+      expect(yield* failure(write("op-7", 1, [takenOver(2)]))).toMatchObject({ _tag: "@ratchet/storage/LeaseNotExpired", now: 3000 })
+      yield* TestClock.adjust("1 millis")
       yield* write("op-7", 1, [takenOver(2)])
       expect(yield* failure(write("op-8", 1, [asked("late")]))).toEqual(stale(1, 2, true))
       expect(yield* failure(write("op-8", 2, [released(1)]))).toEqual(stale(2, 2, true))

@@ -9,7 +9,8 @@
  * - on the **expected version** of the branch (stale → {@link VersionConflict} naming the current
  *   version);
  * - on the **lease epoch** (checked against the task's lease row in the same transaction: a stale
- *   epoch, or no epoch while a lease is held → {@link StaleEpoch});
+ *   epoch, or no epoch while a lease is held → {@link StaleEpoch}; a `LeaseTakenOver` before the
+ *   holder's grace deadline by the store's clock → {@link LeaseNotExpired});
  * - on the **operation id** (an id already committed returns the first result and writes nothing;
  *   the same id with a different request → {@link OperationReused}).
  * The read models (task summary, attempts, open intents, lease, checkpoints) are updated in the same
@@ -201,6 +202,34 @@ export class StaleEpoch extends Schema.TaggedError<StaleEpoch>()("@ratchet/stora
 }
 
 /**
+ * A takeover came before the holder's grace deadline (its last heartbeat plus its grace), judged by
+ * the store's clock in the append's own transaction. A takeover is allowed only strictly after it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LeaseNotExpired extends Schema.TaggedError<LeaseNotExpired>()("@ratchet/storage/LeaseNotExpired", {
+  projectId: Schema.String,
+  streamId: Schema.String,
+  epoch: Schema.Number,
+  heartbeatAt: Schema.Number,
+  graceMs: Schema.Number,
+  now: Schema.Number
+}) {
+  /** The last instant at which the lease is still protected: a takeover must come after it. */
+  get deadline(): number {
+    return this.heartbeatAt + this.graceMs
+  }
+  override get message(): string {
+    return `Takeover of task ${this.streamId} refused: the lease at epoch ${this.epoch} heartbeat at ${
+      new Date(this.heartbeatAt).toISOString()
+    } and is protected until ${new Date(this.deadline).toISOString()} (grace ${this.graceMs} ms); the store's clock reads ${
+      new Date(this.now).toISOString()
+    }. Take over only after the deadline, or ask the holder to release.`
+  }
+}
+
+/**
  * An operation id was committed before with a different request.
  *
  * @since 0.1.0
@@ -258,7 +287,14 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("@ratch
  * @since 0.1.0
  * @category models
  */
-export type AppendError = VersionConflict | StaleEpoch | OperationReused | BranchNotFound | InvalidRequest | StorageError
+export type AppendError =
+  | VersionConflict
+  | StaleEpoch
+  | LeaseNotExpired
+  | OperationReused
+  | BranchNotFound
+  | InvalidRequest
+  | StorageError
 
 /**
  * @since 0.1.0

@@ -46,6 +46,7 @@ import {
 } from "./internal/readModelRows.js"
 import { corrupt, decodeEvent, decodeIntent, decodeLease, decodeSummary, int } from "./internal/rows.js"
 import * as validate from "./internal/validate.js"
+import * as LeaseStore from "./LeaseStore.js"
 import * as Migrations from "./Migrations.js"
 import * as ReadModel from "./ReadModel.js"
 import * as SqlDialect from "./SqlDialect.js"
@@ -60,6 +61,7 @@ import * as StorageError from "./StorageError.js"
 export interface Stores {
   readonly eventStore: EventStore.Service
   readonly readModels: ReadModel.Service
+  readonly leaseStore: LeaseStore.Service
 }
 
 const schemaTable = `CREATE TABLE IF NOT EXISTS ratchet_schema (
@@ -215,7 +217,9 @@ const makeEventStore = (db: Db, dialect: SqlDialect.Service): EventStore.Service
         })
       }
       const lease = present(state["project_id"]) ? yield* decodeLease(operation, state) : null
-      const stale = Fencing.check(projectId, streamId, lease, epoch, request.events)
+      // The store's clock, read inside the transaction: lease deadlines are judged by it.
+      const now = yield* dialect.now
+      const stale = Fencing.check(projectId, streamId, lease, epoch, request.events, now)
       if (stale !== undefined) return yield* stale
       const hasBranch = present(state["branch_version"])
       if (!hasBranch && (streamExists || branch !== EventStore.mainBranch)) {
@@ -226,7 +230,6 @@ const makeEventStore = (db: Db, dialect: SqlDialect.Service): EventStore.Service
         return yield* new EventStore.VersionConflict({ streamId, branch, expected: expectedVersion, actual })
       }
 
-      const now = yield* dialect.now
       const version = expectedVersion + count
       if (!streamExists) {
         yield* run(
@@ -519,6 +522,47 @@ const makeReadModels = (db: Db, dialect: SqlDialect.Service, eventStore: EventSt
   return { taskSummary, listTasks, attempts, openIntents, lease, checkpoints, snapshot, rebuild }
 }
 
+const makeLeaseStore = (db: Db, dialect: SqlDialect.Service): LeaseStore.Service => {
+  const { sql } = db
+
+  const heartbeat: LeaseStore.Service["heartbeat"] = (request) =>
+    Effect.gen(function*() {
+      const operation = "heartbeat"
+      const projectId = yield* validate.id("projectId", request.projectId)
+      const streamId = yield* validate.id("streamId", request.streamId)
+      const epoch = yield* validate.integer("epoch", request.epoch, 1)
+      return yield* dialect.writeTransaction(
+        operation,
+        Effect.gen(function*() {
+          // Serialise with appends (which take the counter row first), so a takeover's deadline
+          // check and a heartbeat never interleave: one of them sees the other.
+          yield* run(db, operation, sql`UPDATE ratchet_lsn SET value = value WHERE id = 1`)
+          const lease = yield* loadLease(db, operation, projectId, streamId)
+          if (lease === null || !lease.held || lease.epoch !== epoch) {
+            return yield* new EventStore.StaleEpoch({
+              projectId,
+              streamId,
+              presented: epoch,
+              current: lease === null ? null : lease.epoch,
+              held: lease !== null && lease.held
+            })
+          }
+          // Never backwards: a local clock stepped back must not shorten the holder's grace.
+          const heartbeatAt = Math.max(lease.heartbeatAt, yield* dialect.now)
+          yield* run(
+            db,
+            operation,
+            sql`UPDATE ratchet_leases SET heartbeat_at = ${heartbeatAt}
+              WHERE project_id = ${projectId} AND stream_id = ${streamId} AND epoch = ${epoch}`
+          )
+          return { ...lease, heartbeatAt }
+        })
+      )
+    })
+
+  return { heartbeat, now: dialect.now }
+}
+
 /**
  * Runs the migrations, then builds both services over the context's `SqlClient` and `SqlDialect`.
  *
@@ -531,22 +575,23 @@ export const make: Effect.Effect<Stores, StorageError.StorageError, SqlClient.Sq
     const dialect = yield* SqlDialect.SqlDialect
     const db: Db = { sql: (yield* SqlClient.SqlClient).withoutTransforms(), classify: dialect.classify }
     const eventStore = makeEventStore(db, dialect)
-    return { eventStore, readModels: makeReadModels(db, dialect, eventStore) }
+    return { eventStore, readModels: makeReadModels(db, dialect, eventStore), leaseStore: makeLeaseStore(db, dialect) }
   })
 
 /**
- * `EventStore` and `ReadModels` from an engine's `SqlClient` and `SqlDialect`.
+ * `EventStore`, `ReadModels` and `LeaseStore` from an engine's `SqlClient` and `SqlDialect`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer: Layer.Layer<
-  EventStore.EventStore | ReadModel.ReadModels,
+  EventStore.EventStore | ReadModel.ReadModels | LeaseStore.LeaseStore,
   StorageError.StorageError,
   SqlClient.SqlClient | SqlDialect.SqlDialect
 > = Layer.effectContext(
   Effect.map(make, (stores) =>
     Context.make(EventStore.EventStore, stores.eventStore).pipe(
-      Context.add(ReadModel.ReadModels, stores.readModels)
+      Context.add(ReadModel.ReadModels, stores.readModels),
+      Context.add(LeaseStore.LeaseStore, stores.leaseStore)
     ))
 )

@@ -1,6 +1,6 @@
 /**
  * `@ratchet/storage` — the store every other package writes through: the `EventStore`,
- * `ReadModels` and `BlobStore` services, the one infrastructure error `StorageError`, the
+ * `ReadModels`, `LeaseStore` and `BlobStore` services, the one infrastructure error `StorageError`, the
  * migrations, and the SQL implementation over `@effect/sql` that the engine packages bind.
  *
  * @since 0.1.0
@@ -12,6 +12,8 @@ export * as BlobStore from "./BlobStore.js"
 export * as EventStore from "./EventStore.js"
 /** @since 0.1.0 */
 export * as FileBlobStore from "./FileBlobStore.js"
+/** @since 0.1.0 */
+export * as LeaseStore from "./LeaseStore.js"
 /** @since 0.1.0 */
 export * as Migrations from "./Migrations.js"
 /** @since 0.1.0 */

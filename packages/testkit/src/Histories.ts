@@ -328,6 +328,9 @@ const runLevel = (events: ReadonlyArray<Event.Event>) => {
   return { attempts: [...attempts.values()], intents: [...intents.entries()] }
 }
 
+/** Lease timings whose deadline is the heartbeat itself (see `factsFor`). */
+const zeroGrace = { heartbeatMs: 1, graceMs: 0 } as const
+
 const pick = <A>(items: ReadonlyArray<A>, n: number): A | undefined => items[n % Math.max(items.length, 1)]
 
 const factsFor = (aggregate: Task.Aggregate, context: Context): ReadonlyArray<ReadonlyArray<Event.Event>> => {
@@ -364,10 +367,11 @@ const factsFor = (aggregate: Task.Aggregate, context: Context): ReadonlyArray<Re
   if (context.leases) {
     const lease = context.lease
     const me = Events.owner(`w${n % 3}`, 1_000 + (n % 3))
-    if (!lease.held) facts.push([Events.leaseAcquired(lease.epoch + 1, me, Events.defaultTimings, at)])
+    // A zero grace, so the takeover below is allowed once the store's clock moves past it.
+    if (!lease.held) facts.push([Events.leaseAcquired(lease.epoch + 1, me, zeroGrace, at)])
     else {
       facts.push([Events.leaseReleased(lease.epoch, at)])
-      if (lease.owner !== null) facts.push([Events.leaseTakenOver(lease.epoch + 1, me, lease.owner, Events.defaultTimings, at)])
+      if (lease.owner !== null) facts.push([Events.leaseTakenOver(lease.epoch + 1, me, lease.owner, zeroGrace, at)])
     }
   }
   return facts

@@ -18,6 +18,7 @@ import { inspect } from "node:util"
 import * as Event from "@ratchet/kernel/Event"
 import * as BlobStore from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
+import * as LeaseStore from "@ratchet/storage/LeaseStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -186,6 +187,7 @@ const rejects = <A, E, R, const T extends string>(
 const tags = {
   VersionConflict: "@ratchet/storage/VersionConflict",
   StaleEpoch: "@ratchet/storage/StaleEpoch",
+  LeaseNotExpired: "@ratchet/storage/LeaseNotExpired",
   OperationReused: "@ratchet/storage/OperationReused",
   BranchNotFound: "@ratchet/storage/BranchNotFound",
   BranchExists: "@ratchet/storage/BranchExists",
@@ -225,7 +227,8 @@ const makeIds = (): Ids => {
 const services = Effect.all({
   store: EventStore.EventStore,
   models: ReadModel.ReadModels,
-  blobs: BlobStore.BlobStore
+  blobs: BlobStore.BlobStore,
+  leases: LeaseStore.LeaseStore
 })
 
 interface Stream {
@@ -612,6 +615,15 @@ const invalidShapes = check(
 // Fencing
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Lease timings whose grace deadline is the heartbeat itself, so a takeover is allowed as soon as
+ * the store's clock has moved past it ({@link lapse}); the checks that take a lease over use them.
+ */
+const expiring = { heartbeatMs: 1, graceMs: 0 } as const
+
+/** Lets the store's clock move past an {@link expiring} lease's deadline (checks run on the live clock). */
+const lapse = Effect.sleep("5 millis")
+
 const A = Events.owner("a", 101)
 const B = Events.owner("b", 202)
 const C = Events.owner("c", 303)
@@ -706,28 +718,29 @@ const leaseHeld = check(
 const leaseTakeover = check(
   "fencing",
   "lease.takeover",
-  "a takeover presents the held epoch and carries the next; afterwards the old epoch is StaleEpoch",
+  "a takeover after the deadline presents the held epoch and carries the next; afterwards the old epoch is StaleEpoch",
   Effect.gen(function*() {
     const promise = "a takeover fences the previous holder"
     const { store, models } = yield* services
     const ids = makeIds()
     const stream = newStream(ids, "takeover")
-    yield* succeeds(promise, "creating the stream with a lease", store.append(request(ids, stream, 0, [created(stream), Events.leaseAcquired(1, A)])))
+    yield* succeeds(promise, "creating the stream with a lease", store.append(request(ids, stream, 0, [created(stream), Events.leaseAcquired(1, A, expiring)])))
     for (const epoch of [1, 3]) {
       yield* staleEpoch(
         promise,
         `a takeover carrying epoch ${epoch} while epoch 1 is held`,
-        store.append(request(ids, stream, 2, [Events.leaseTakenOver(epoch, B, A)], { epoch: 1 })),
+        store.append(request(ids, stream, 2, [Events.leaseTakenOver(epoch, B, A, expiring)], { epoch: 1 })),
         { presented: 1, current: 1, held: true }
       )
     }
     yield* staleEpoch(
       promise,
       "a takeover presenting no epoch while epoch 1 is held",
-      store.append(request(ids, stream, 2, [Events.leaseTakenOver(2, B, A)], { epoch: null })),
+      store.append(request(ids, stream, 2, [Events.leaseTakenOver(2, B, A, expiring)], { epoch: null })),
       { presented: null, current: 1, held: true }
     )
-    yield* succeeds(promise, "B taking over at epoch 2", store.append(request(ids, stream, 2, [Events.leaseTakenOver(2, B, A)], { epoch: 1 })))
+    yield* lapse
+    yield* succeeds(promise, "B taking over at epoch 2", store.append(request(ids, stream, 2, [Events.leaseTakenOver(2, B, A, expiring)], { epoch: 1 })))
     yield* same(promise, "the lease after the takeover", leaseState(yield* succeeds(promise, "lease", models.lease(stream.projectId, stream.streamId))), {
       epoch: 2,
       held: true,
@@ -740,7 +753,8 @@ const leaseTakeover = check(
       { presented: 1, current: 2, held: true }
     )
     yield* succeeds(promise, "B writing with epoch 2", store.append(request(ids, stream, 3, questions(1, 1), { epoch: 2 })))
-    yield* succeeds(promise, "C taking over from B at epoch 3", store.append(request(ids, stream, 4, [Events.leaseTakenOver(3, C, B)], { epoch: 2 })))
+    yield* lapse
+    yield* succeeds(promise, "C taking over from B at epoch 3", store.append(request(ids, stream, 4, [Events.leaseTakenOver(3, C, B, expiring)], { epoch: 2 })))
     yield* staleEpoch(
       promise,
       "B writing with epoch 2 after C's takeover",
@@ -749,10 +763,10 @@ const leaseTakeover = check(
     )
     yield* expectBranch(promise, store, stream.streamId, EventStore.mainBranch, [
       created(stream),
-      Events.leaseAcquired(1, A),
-      Events.leaseTakenOver(2, B, A),
+      Events.leaseAcquired(1, A, expiring),
+      Events.leaseTakenOver(2, B, A, expiring),
       ...questions(1, 1),
-      Events.leaseTakenOver(3, C, B)
+      Events.leaseTakenOver(3, C, B, expiring)
     ])
   })
 )
@@ -808,6 +822,108 @@ const leaseRelease = check(
   })
 )
 
+const leaseDeadline = check(
+  "fencing",
+  "lease.deadline",
+  "a takeover up to the holder's grace deadline (by the store's clock) is LeaseNotExpired and writes nothing",
+  Effect.gen(function*() {
+    const promise = "a lease is taken over only strictly after its grace deadline"
+    const { leases, models, store } = yield* services
+    const ids = makeIds()
+    const stream = newStream(ids, "deadline")
+    const minute = { heartbeatMs: 20_000, graceMs: 60_000 } as const
+    const events = [created(stream), Events.leaseAcquired(1, A, minute)]
+    const before = yield* succeeds(promise, "the store's clock", leases.now)
+    yield* succeeds(promise, "creating the stream with a one-minute lease", store.append(request(ids, stream, 0, events)))
+    const lease = yield* succeeds(promise, "lease", models.lease(stream.projectId, stream.streamId))
+    const error = yield* rejects(
+      promise,
+      "a takeover right after the acquisition",
+      store.append(request(ids, stream, 2, [Events.leaseTakenOver(2, B, A, minute)], { epoch: 1 })),
+      tags.LeaseNotExpired
+    )
+    yield* same(promise, "the refusal's lease", { epoch: error.epoch, heartbeatAt: error.heartbeatAt, graceMs: error.graceMs }, {
+      epoch: 1,
+      heartbeatAt: lease?.heartbeatAt,
+      graceMs: 60_000
+    })
+    yield* holds(
+      promise,
+      error.now >= before && error.now < error.heartbeatAt + error.graceMs,
+      () => `the refusal's clock ${error.now} is not between the check's start ${before} and the deadline ${error.heartbeatAt + error.graceMs}`
+    )
+    yield* expectBranch(promise, store, stream.streamId, EventStore.mainBranch, events)
+    yield* same(promise, "the lease after the refusal", leaseState(yield* succeeds(promise, "lease", models.lease(stream.projectId, stream.streamId))), {
+      epoch: 1,
+      held: true,
+      owner: A
+    })
+  })
+)
+
+const leaseHeartbeat = check(
+  "fencing",
+  "lease.heartbeat",
+  "a heartbeat of the held epoch moves only the lease's heartbeat (never backwards); any other epoch, or a released lease, is StaleEpoch",
+  Effect.gen(function*() {
+    const promise = "only the holder keeps its lease alive, and a heartbeat writes no event"
+    const { leases, models, store } = yield* services
+    const ids = makeIds()
+    const stream = newStream(ids, "heartbeat")
+    const minute = { heartbeatMs: 20_000, graceMs: 60_000 } as const
+    const events = [created(stream), Events.leaseAcquired(1, A, minute)]
+    yield* succeeds(promise, "creating the stream with a lease", store.append(request(ids, stream, 0, events)))
+    const acquired = yield* succeeds(promise, "lease", models.lease(stream.projectId, stream.streamId))
+    yield* lapse
+    const beat = yield* succeeds(promise, "a heartbeat of epoch 1", leases.heartbeat({ projectId: stream.projectId, streamId: stream.streamId, epoch: 1 }))
+    yield* holds(
+      promise,
+      acquired !== null && beat.heartbeatAt > acquired.heartbeatAt,
+      () => `the heartbeat did not move forward: acquired at ${acquired?.heartbeatAt}, heartbeat at ${beat.heartbeatAt}`
+    )
+    const stored = yield* succeeds(promise, "lease", models.lease(stream.projectId, stream.streamId))
+    yield* same(promise, "the stored lease after the heartbeat", stored, { ...acquired, heartbeatAt: beat.heartbeatAt })
+    yield* same(promise, "the returned lease", beat, stored)
+    yield* same(promise, "the head after a heartbeat (no event written)", (yield* succeeds(promise, "head", store.head(stream.streamId)))?.version, 2)
+    // The deadline moved with the heartbeat: a takeover is judged against it.
+    const error = yield* rejects(
+      promise,
+      "a takeover after the heartbeat",
+      store.append(request(ids, stream, 2, [Events.leaseTakenOver(2, B, A, minute)], { epoch: 1 })),
+      tags.LeaseNotExpired
+    )
+    yield* same(promise, "the heartbeat the refusal judged against", error.heartbeatAt, beat.heartbeatAt)
+    for (const epoch of [2, 7]) {
+      const stale = yield* rejects(
+        promise,
+        `a heartbeat of epoch ${epoch} while epoch 1 is held`,
+        leases.heartbeat({ projectId: stream.projectId, streamId: stream.streamId, epoch }),
+        tags.StaleEpoch
+      )
+      yield* same(promise, `the StaleEpoch of a heartbeat of epoch ${epoch}`, { presented: stale.presented, current: stale.current, held: stale.held }, {
+        presented: epoch,
+        current: 1,
+        held: true
+      })
+    }
+    const never = newStream(ids, "heartbeat-never")
+    yield* succeeds(promise, "creating a stream without a lease", store.append(request(ids, never, 0, [created(never)])))
+    yield* staleEpoch(promise, "a heartbeat of a task never leased", leases.heartbeat({ projectId: never.projectId, streamId: never.streamId, epoch: 1 }), {
+      presented: 1,
+      current: null,
+      held: false
+    })
+    yield* succeeds(promise, "releasing epoch 1", store.append(request(ids, stream, 2, [Events.leaseReleased(1)], { epoch: 1 })))
+    yield* staleEpoch(promise, "a heartbeat of the released epoch", leases.heartbeat({ projectId: stream.projectId, streamId: stream.streamId, epoch: 1 }), {
+      presented: 1,
+      current: 1,
+      held: false
+    })
+    yield* invalidField(promise, "a heartbeat of epoch 0", leases.heartbeat({ projectId: stream.projectId, streamId: stream.streamId, epoch: 0 }), "epoch")
+    yield* invalidField(promise, "a heartbeat with a hostile stream id", leases.heartbeat({ projectId: stream.projectId, streamId: "../x", epoch: 1 }), "streamId")
+  })
+)
+
 const leaseAcrossBranches = check(
   "fencing",
   "lease.branches",
@@ -859,8 +975,9 @@ const operationReplay = check(
       ...rx,
       replayed: true
     })
-    yield* succeeds(promise, "acquiring the lease", store.append(request(ids, stream, 4, [Events.leaseAcquired(1, A)])))
-    yield* succeeds(promise, "taking it over", store.append(request(ids, stream, 5, [Events.leaseTakenOver(2, B, A)], { epoch: 1 })))
+    yield* succeeds(promise, "acquiring the lease", store.append(request(ids, stream, 4, [Events.leaseAcquired(1, A, expiring)])))
+    yield* lapse
+    yield* succeeds(promise, "taking it over", store.append(request(ids, stream, 5, [Events.leaseTakenOver(2, B, A, expiring)], { epoch: 1 })))
     yield* same(promise, "the replay of X after the lease moved", yield* succeeds(promise, "replaying X", store.append(x)), {
       ...rx,
       replayed: true
@@ -869,8 +986,8 @@ const operationReplay = check(
       created(stream),
       ...x.events,
       ...questions(3, 1),
-      Events.leaseAcquired(1, A),
-      Events.leaseTakenOver(2, B, A)
+      Events.leaseAcquired(1, A, expiring),
+      Events.leaseTakenOver(2, B, A, expiring)
     ])
   })
 )
@@ -1444,6 +1561,8 @@ export const runHistory = (script: Histories.Script): Effect.Effect<void, Confor
         if (branch.pending.length === 0) return
         const events = branch.pending.flat()
         const lease = Histories.leaseOf(main.committed)
+        // Histories take leases over with a zero grace: let the store's clock pass the deadline.
+        if (events.some((event) => event._tag === "LeaseTakenOver")) yield* lapse
         yield* succeeds(
           promise,
           `appending ${events.map((event) => event._tag).join(", ")} to ${branch.name} at version ${branch.committed.length}`,
@@ -1743,12 +1862,13 @@ const processesStaleEpoch: ProcessCheck = {
       const shared = harness.share()
       const ids = makeIds()
       const stream = newStream(ids, "proc-stale")
-      const history = [created(stream), Events.leaseAcquired(1, A), Events.leaseTakenOver(2, B, A)]
+      const history = [created(stream), Events.leaseAcquired(1, A, expiring), Events.leaseTakenOver(2, B, A, expiring)]
       yield* inStore(
         shared,
         Effect.gen(function*() {
           const { store } = yield* services
           yield* succeeds(promise, "creating the stream with a lease", store.append(request(ids, stream, 0, history.slice(0, 2))))
+          yield* lapse
           yield* succeeds(promise, "B taking over", store.append(request(ids, stream, 2, history.slice(2), { epoch: 1 })))
         })
       )
@@ -1777,9 +1897,10 @@ const processesFencingRace: ProcessCheck = {
       yield* inStore(
         shared,
         Effect.flatMap(services, ({ store }) =>
-          succeeds(promise, "creating the stream with a lease", store.append(request(ids, stream, 0, [created(stream), Events.leaseAcquired(1, A)]))))
+          succeeds(promise, "creating the stream with a lease", store.append(request(ids, stream, 0, [created(stream), Events.leaseAcquired(1, A, expiring)]))))
       )
-      const takeover = request(ids, stream, 0, [Events.leaseTakenOver(2, B, A)], { epoch: 1 })
+      yield* lapse
+      const takeover = request(ids, stream, 0, [Events.leaseTakenOver(2, B, A, expiring)], { epoch: 1 })
       const writers = Array.from({ length: Math.max(children - 1, 1) }, (_, i) =>
         request(ids, stream, 0, [Events.checkpointRecorded("step", `run-${i}`)], { epoch: 1 }))
       const retries = 4 * children
@@ -1845,6 +1966,8 @@ export const checks = (options: { readonly histories?: HistoryOptions | undefine
   leaseTakeover,
   leaseRelease,
   leaseAcrossBranches,
+  leaseDeadline,
+  leaseHeartbeat,
   operationReplay,
   operationReused,
   lsnGlobal,

@@ -32,6 +32,7 @@ import { fileURLToPath } from "node:url"
 import * as Event from "@ratchet/kernel/Event"
 import type { BlobStore } from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
+import type { LeaseStore } from "@ratchet/storage/LeaseStore"
 import type { ReadModels } from "@ratchet/storage/ReadModel"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -50,7 +51,7 @@ import type * as Scope from "effect/Scope"
  * @since 0.1.0
  * @category models
  */
-export type Services = EventStore.EventStore | ReadModels | BlobStore
+export type Services = EventStore.EventStore | ReadModels | LeaseStore | BlobStore
 
 /**
  * How to start a child process that opens a given store and calls {@link runChild}.

@@ -11,6 +11,7 @@ import * as Digest from "@ratchet/kernel/Digest"
 import * as Event from "@ratchet/kernel/Event"
 import { BlobNotFound, BlobRef, BlobStore, InvalidBlobRef, type Service as BlobService } from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
+import * as LeaseStore from "@ratchet/storage/LeaseStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as StorageError from "@ratchet/storage/StorageError"
 import { StorageFaults } from "@ratchet/testkit/StorageFaults"
@@ -50,6 +51,7 @@ const invalid = (field: string, reason: string) => new EventStore.InvalidRequest
 export interface Memory {
   readonly eventStore: EventStore.Service
   readonly readModels: ReadModel.Service
+  readonly leaseStore: LeaseStore.Service
   readonly blobStore: BlobService
   readonly corruptBlob: (ref: string) => void
 }
@@ -104,7 +106,8 @@ export const make = (): Memory => {
       if (stream !== undefined && stream.projectId !== request.projectId) {
         return Effect.fail(invalid("projectId", `is not the stream's project ${stream.projectId}`))
       }
-      // Fencing, against the task's lease row.
+      // Fencing, against the task's lease row, at the store's clock (wall time, never backwards).
+      const now = Math.max(clock + 1, Date.now())
       const leaseKey = `${request.projectId}/${request.streamId}`
       const lease = leases.get(leaseKey)
       const stale = new EventStore.StaleEpoch({
@@ -123,11 +126,24 @@ export const make = (): Memory => {
         for (const event of leaseEvents) {
           if (event._tag === "LeaseReleased" && event.epoch !== lease.epoch) return Effect.fail(stale)
           if (event._tag === "LeaseTakenOver" && event.epoch !== nextEpoch) return Effect.fail(stale)
+          if (event._tag === "LeaseTakenOver" && now <= lease.heartbeatAt + lease.graceMs) {
+            return Effect.fail(
+              new EventStore.LeaseNotExpired({
+                projectId: request.projectId,
+                streamId: request.streamId,
+                epoch: lease.epoch,
+                heartbeatAt: lease.heartbeatAt,
+                graceMs: lease.graceMs,
+                now
+              })
+            )
+          }
           if (event._tag === "LeaseAcquired") return Effect.fail(stale)
         }
       } else {
         for (const event of leaseEvents) {
-          if (event._tag === "LeaseReleased") return Effect.fail(stale)
+          // Only a held lease is released or taken over; a free one is acquired.
+          if (event._tag !== "LeaseAcquired") return Effect.fail(stale)
           if (event.epoch !== nextEpoch) return Effect.fail(stale)
         }
         const acquires = leaseEvents.some((event) => event._tag !== "LeaseReleased")
@@ -148,7 +164,7 @@ export const make = (): Memory => {
         )
       }
       // Write.
-      clock += 1
+      clock = now
       const target: StreamState = stream ?? { projectId: request.projectId, branches: new Map() }
       if (stream === undefined) streams.set(request.streamId, target)
       const state: BranchState = branch ?? {
@@ -321,9 +337,37 @@ export const make = (): Memory => {
     has: (ref) => Effect.map(refOf(ref), (valid) => blobs.has(valid))
   }
 
+  const leaseStore: LeaseStore.Service = {
+    heartbeat: (request) =>
+      Effect.suspend((): Effect.Effect<ReadModel.LeaseRow, EventStore.StaleEpoch | EventStore.InvalidRequest> => {
+        const problem = checkId("projectId", request.projectId) ?? checkId("streamId", request.streamId) ??
+          (!Number.isSafeInteger(request.epoch) || request.epoch < 1 ? invalid("epoch", "is not a positive integer") : undefined)
+        if (problem !== undefined) return Effect.fail(problem)
+        const key = `${request.projectId}/${request.streamId}`
+        const lease = leases.get(key)
+        if (lease === undefined || !lease.held || lease.epoch !== request.epoch) {
+          return Effect.fail(
+            new EventStore.StaleEpoch({
+              projectId: request.projectId,
+              streamId: request.streamId,
+              presented: request.epoch,
+              current: lease?.epoch ?? null,
+              held: lease?.held ?? false
+            })
+          )
+        }
+        clock = Math.max(clock + 1, Date.now())
+        const beat = { ...lease, heartbeatAt: Math.max(lease.heartbeatAt, clock) }
+        leases.set(key, beat)
+        return Effect.succeed(beat)
+      }),
+    now: Effect.sync(() => Math.max(clock, Date.now()))
+  }
+
   return {
     eventStore,
     readModels,
+    leaseStore,
     blobStore,
     corruptBlob: (ref) => {
       const bytes = blobs.get(ref)
@@ -332,7 +376,7 @@ export const make = (): Memory => {
   }
 }
 
-export type Services = EventStore.EventStore | ReadModel.ReadModels | BlobStore | StorageFaults
+export type Services = EventStore.EventStore | ReadModel.ReadModels | LeaseStore.LeaseStore | BlobStore | StorageFaults
 
 /**
  * The services of one memory store, decorated by `decorate` (the identity by default), with a
@@ -348,6 +392,7 @@ export const layer = (
       const store = Layer.mergeAll(
         Layer.succeed(EventStore.EventStore, memory.eventStore),
         Layer.succeed(ReadModel.ReadModels, memory.readModels),
+        Layer.succeed(LeaseStore.LeaseStore, memory.leaseStore),
         Layer.succeed(BlobStore, memory.blobStore)
       )
       // Without faults the layer provides less than its type says; the one test that asks for it

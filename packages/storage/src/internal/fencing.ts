@@ -1,17 +1,20 @@
 /**
  * Fencing: whether an append's lease epoch lets it land, decided against the task's lease row
- * read in the same transaction. Pure, so the rules are one function.
+ * read in the same transaction, at the store's clock. Pure, so the rules are one function.
  *
  * - While the lease is held, the append must present the held epoch.
  * - While it is not held (never taken, or released), the append must present no epoch, unless it
- *   takes the lease itself: its first lease event is a `LeaseAcquired` or `LeaseTakenOver` whose
- *   epoch is exactly the row's epoch + 1 (1 when there is no row); it then presents no epoch or
- *   exactly that new one. Acquiring needs no prior epoch.
+ *   takes the lease itself: its first lease event is a `LeaseAcquired` whose epoch is exactly the
+ *   row's epoch + 1 (1 when there is no row); it then presents no epoch or exactly that new one.
  * - The lease events of the batch must then follow one another: `LeaseAcquired` only while not
- *   held, `LeaseTakenOver` always to the next epoch, `LeaseReleased` only of the held epoch. A
- *   second acquisition racing the first is therefore refused here, not merged into the lease.
+ *   held, `LeaseReleased` only of the held epoch, `LeaseTakenOver` only of a held lease, to the
+ *   next epoch, and only strictly after the holder's grace deadline (last heartbeat + grace) by
+ *   the store's clock. A second acquisition racing the first is therefore refused here, not
+ *   merged into the lease, and a takeover the lease manager judged against a heartbeat that has
+ *   since moved is refused too: the deadline is checked where the heartbeat is read.
  *
- * Every refusal is one `StaleEpoch` carrying what was presented and the row as it stands.
+ * An epoch refusal is one `StaleEpoch` carrying what was presented and the row as it stands; a
+ * takeover before the deadline is `LeaseNotExpired` with the deadline and the store's clock.
  *
  * @internal
  */
@@ -22,6 +25,9 @@ import * as EventStore from "../EventStore.js"
 export interface LeaseState {
   readonly epoch: number
   readonly held: boolean
+  /** Store-clock milliseconds of the holder's last heartbeat (its acquisition, at first). */
+  readonly heartbeatAt: number
+  readonly graceMs: number
 }
 
 type LeaseEvent = Extract<Event.Event, { readonly _tag: "LeaseAcquired" | "LeaseTakenOver" | "LeaseReleased" }>
@@ -29,15 +35,23 @@ type LeaseEvent = Extract<Event.Event, { readonly _tag: "LeaseAcquired" | "Lease
 const isLeaseEvent = (event: Event.Event): event is LeaseEvent =>
   event._tag === "LeaseAcquired" || event._tag === "LeaseTakenOver" || event._tag === "LeaseReleased"
 
-/** The lease after `event`, or `undefined` when `event` cannot follow `state`. */
-const step = (state: LeaseState, event: LeaseEvent): LeaseState | undefined => {
+/** The instant strictly after which a held lease may be taken over. */
+export const deadlineOf = (lease: Pick<LeaseState, "heartbeatAt" | "graceMs">): number => lease.heartbeatAt + lease.graceMs
+
+type Step = LeaseState | "stale" | "not_expired"
+
+/** The lease after `event` at store time `now`, or why `event` cannot follow `state`. */
+const step = (state: LeaseState, event: LeaseEvent, now: number): Step => {
   switch (event._tag) {
     case "LeaseAcquired":
-      return !state.held && event.epoch === state.epoch + 1 ? { epoch: event.epoch, held: true } : undefined
+      return !state.held && event.epoch === state.epoch + 1
+        ? { epoch: event.epoch, held: true, heartbeatAt: now, graceMs: event.graceMs }
+        : "stale"
     case "LeaseTakenOver":
-      return event.epoch === state.epoch + 1 ? { epoch: event.epoch, held: true } : undefined
+      if (!state.held || event.epoch !== state.epoch + 1) return "stale"
+      return now > deadlineOf(state) ? { epoch: event.epoch, held: true, heartbeatAt: now, graceMs: event.graceMs } : "not_expired"
     case "LeaseReleased":
-      return state.held && event.epoch === state.epoch ? { epoch: event.epoch, held: false } : undefined
+      return state.held && event.epoch === state.epoch ? { ...state, held: false } : "stale"
   }
 }
 
@@ -47,8 +61,9 @@ export const check = (
   streamId: string,
   row: LeaseState | null,
   presented: number | null,
-  events: ReadonlyArray<Event.Event>
-): EventStore.StaleEpoch | undefined => {
+  events: ReadonlyArray<Event.Event>,
+  now: number
+): EventStore.StaleEpoch | EventStore.LeaseNotExpired | undefined => {
   const rejected = () =>
     new EventStore.StaleEpoch({
       projectId,
@@ -65,14 +80,25 @@ export const check = (
     // batch itself acquires: anything else would record a fencing token that never existed.
     const first = leaseEvents[0]
     const next = (row === null ? 0 : row.epoch) + 1
-    if (first === undefined || first._tag === "LeaseReleased" || first.epoch !== next || presented !== next) {
+    if (first === undefined || first._tag !== "LeaseAcquired" || first.epoch !== next || presented !== next) {
       return rejected()
     }
   }
-  let state: LeaseState | undefined = row ?? { epoch: 0, held: false }
+  let state: LeaseState = row ?? { epoch: 0, held: false, heartbeatAt: now, graceMs: 0 }
   for (const event of leaseEvents) {
-    state = step(state, event)
-    if (state === undefined) return rejected()
+    const after = step(state, event, now)
+    if (after === "stale") return rejected()
+    if (after === "not_expired") {
+      return new EventStore.LeaseNotExpired({
+        projectId,
+        streamId,
+        epoch: state.epoch,
+        heartbeatAt: state.heartbeatAt,
+        graceMs: state.graceMs,
+        now
+      })
+    }
+    state = after
   }
   return undefined
 }

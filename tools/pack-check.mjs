@@ -4,21 +4,29 @@
  * dependencies we mean it to?
  *
  * Usage: `node tools/pack-check.mjs <packageDir>` (relative to the repository root), after the
- * package is built — the nx `pack-check` target depends on `build`.
+ * package and the `@ratchet/*` packages it depends on are built — the nx `pack-check` target
+ * depends on `build` and `^build`.
  *
- * 1. `npm pack` the package into a temporary directory and check the file list: it must hold
+ * 1. `npm pack` the package into a temporary directory, and with it every `@ratchet/*` package it
+ *    depends on at runtime (`dependencies` and `peerDependencies`, transitively), each from its
+ *    workspace directory `packages/<name without the scope>`: they are not on the registry, so a
+ *    user gets them as tarballs published alongside. Check every file list: it must hold
  *    `package.json`, `dist/index.js` and `dist/index.d.ts`, and no tests, test or mutation
  *    configuration, reports or `*.tsbuildinfo`.
- * 2. Install the tarball into an empty temporary project, the way a user would (peer
- *    dependencies included), and check that the installed manifest's runtime dependencies
- *    (`dependencies`, `peerDependencies`, `optionalDependencies`) are exactly the set listed for
- *    the package in `tools/pack-expectations.json`.
+ * 2. Install all the tarballs together into an empty temporary project, the way a user would, with
+ *    the registry peer dependencies of every one of them (`effect`, `@effect/sql`, …) named
+ *    explicitly at the exact versions the package pins in its `devDependencies` — npm's automatic
+ *    peer install is not something to rely on when the packages come from tarballs. Check that
+ *    every `@ratchet/*` package in that project came from one of the tarballs, and that the
+ *    installed manifest's runtime dependencies (`dependencies`, `peerDependencies`,
+ *    `optionalDependencies`) are exactly the set listed for the package in
+ *    `tools/pack-expectations.json`.
  * 3. Run the package's smoke script, `<packageDir>/pack-smoke.mjs`, inside that project. It
  *    imports the package by name and exits non-zero when the package does not behave.
  *
  * Prints one line, `pack-check <name>@<version>: ok — …` or `… FAILED — <every problem>`, exits
  * 0 or 1, and removes its temporary directories either way. Network access to the npm registry
- * is needed for the package's own dependencies (`--prefer-offline` uses the npm cache first).
+ * is needed for the packages' own dependencies (`--prefer-offline` uses the npm cache first).
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -40,6 +48,23 @@ const forbidden = [
 ]
 
 const required = ["package.json", "dist/index.js", "dist/index.d.ts"]
+
+/** The workspace's own packages: never on the registry, so they are packed from `packages/<name without the scope>`. */
+const scope = "@ratchet/"
+
+/** An exact version, the only kind of pin that makes the consumer reproducible. */
+const exactVersion = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/
+
+/**
+ * @typedef {object} Manifest
+ * @property {string} name
+ * @property {string} version
+ * @property {Record<string, string>} [dependencies]
+ * @property {Record<string, string>} [peerDependencies]
+ * @property {Record<string, string>} [devDependencies]
+ */
+
+/** @typedef {{ dir: string, manifest: Manifest }} Workspace */
 
 /** An environment without the `npm_*` variables of an enclosing `npm run`, so nested npm commands see only the temporary project. */
 const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith("npm_")))
@@ -63,6 +88,55 @@ const run = (command, args, cwd) => {
 
 /** @param {string} file */
 const readJson = (file) => JSON.parse(fs.readFileSync(file, "utf8"))
+
+/** @param {string} dir */
+const relative = (dir) => path.relative(repoRoot, dir).split(path.sep).join("/")
+
+/**
+ * The `@ratchet/*` packages a package needs at runtime. A peer counts too: it cannot come from the
+ * registry either.
+ *
+ * @param {Manifest} pkg
+ */
+const workspaceDependencies = (pkg) =>
+  [...new Set([pkg.dependencies, pkg.peerDependencies].flatMap((deps) => Object.keys(deps ?? {})))].filter((name) =>
+    name.startsWith(scope)
+  )
+
+/**
+ * The problems in a tarball's file list; `whose` names the tarball in them.
+ *
+ * @param {string} whose
+ * @param {string[]} files
+ */
+const fileProblems = (whose, files) => [
+  ...required.filter((file) => !files.includes(file)).map((file) => `${whose} lacks ${file}`),
+  ...files.flatMap((file) => {
+    const match = forbidden.find(({ pattern }) => pattern.test(file))
+    return match === undefined ? [] : [`${whose} ships ${match.what}: ${file} (exclude it in package.json "files")`]
+  })
+]
+
+/**
+ * Every installed copy of a `@ratchet/*` package at or below `nodeModules`.
+ *
+ * @param {string} nodeModules
+ * @param {string[]} found
+ * @returns {string[]}
+ */
+const ratchetCopies = (nodeModules, found = []) => {
+  if (!fs.existsSync(nodeModules)) return found
+  for (const entry of fs.readdirSync(nodeModules)) {
+    if (entry.startsWith(".")) continue
+    const at = path.join(nodeModules, entry)
+    const dirs = entry.startsWith("@") ? fs.readdirSync(at).map((name) => path.join(at, name)) : [at]
+    for (const dir of dirs) {
+      if (entry === scope.slice(0, -1)) found.push(dir)
+      ratchetCopies(path.join(dir, "node_modules"), found)
+    }
+  }
+  return found
+}
 
 /**
  * Print the failure line and set a failing exit code; the caller still cleans up.
@@ -95,7 +169,7 @@ const packageDir = [path.resolve(repoRoot, argument), path.resolve(argument)].fi
 )
 if (packageDir === undefined) fail(argument, [`no package.json in ${argument} (give the directory relative to the repository root)`])
 
-/** @type {{ name: string, version: string }} */
+/** @type {Manifest} */
 const manifest = readJson(path.join(packageDir, "package.json"))
 const label = `${manifest.name}@${manifest.version}`
 
@@ -106,25 +180,92 @@ if (expected === undefined) {
   fail(label, [`tools/pack-expectations.json has no entry for ${manifest.name}: list the runtime dependencies it may have`])
 }
 const smokeScript = path.join(packageDir, "pack-smoke.mjs")
-if (!fs.existsSync(smokeScript)) fail(label, [`no smoke script: write ${path.relative(repoRoot, smokeScript)}`])
-if (!fs.existsSync(path.join(packageDir, "dist", "index.js"))) {
-  fail(label, [`${path.relative(repoRoot, packageDir)}/dist/index.js is missing: build first (npx nx run ${manifest.name}:build)`])
+if (!fs.existsSync(smokeScript)) fail(label, [`no smoke script: write ${relative(smokeScript)}`])
+
+/**
+ * What is wrong before anything is packed: every problem at once, so one build fixes them all.
+ *
+ * @type {string[]}
+ */
+const unready = []
+/** @param {Workspace} workspace */
+const checkBuilt = ({ dir, manifest: { name } }) => {
+  if (!fs.existsSync(path.join(dir, "dist", "index.js"))) {
+    unready.push(
+      `${relative(dir)}/dist/index.js is missing: build first (npx nx run ${name}:build, or npx nx run ${manifest.name}:pack-check, which builds what it needs)`
+    )
+  }
 }
+checkBuilt({ dir: packageDir, manifest })
+
+/**
+ * The `@ratchet/*` packages the package needs, transitively, in the order they were found.
+ *
+ * @type {Workspace[]}
+ */
+const dependencies = []
+const pending = workspaceDependencies(manifest)
+// `pending` grows while it is walked: each dependency adds its own.
+for (const name of pending) {
+  if (name === manifest.name || dependencies.some((dependency) => dependency.manifest.name === name)) continue
+  const dir = path.join(repoRoot, "packages", name.slice(scope.length))
+  if (!fs.existsSync(path.join(dir, "package.json"))) {
+    unready.push(`${name} is a runtime dependency, but there is no ${relative(dir)}/package.json to pack it from`)
+    continue
+  }
+  /** @type {Manifest} */
+  const dependency = readJson(path.join(dir, "package.json"))
+  if (dependency.name !== name) {
+    unready.push(`${relative(dir)}/package.json is ${dependency.name}, not ${name}`)
+    continue
+  }
+  checkBuilt({ dir, manifest: dependency })
+  dependencies.push({ dir, manifest: dependency })
+  pending.push(...workspaceDependencies(dependency))
+}
+
+/**
+ * The registry peers of every package installed, at the version the package under check pins (the
+ * one its own tests ran against), else the version the package declaring the peer pins.
+ *
+ * @type {Map<string, string>}
+ */
+const peers = new Map()
+for (const { manifest: declaring } of [{ manifest }, ...dependencies]) {
+  for (const name of Object.keys(declaring.peerDependencies ?? {})) {
+    if (name.startsWith(scope) || peers.has(name)) continue
+    const pin = manifest.devDependencies?.[name] ?? declaring.devDependencies?.[name]
+    if (pin === undefined || !exactVersion.test(pin)) {
+      unready.push(
+        `${declaring.name} has the peer dependency ${name}, but ${manifest.name}'s devDependencies do not pin it to an exact version (found ${pin ?? "nothing"})`
+      )
+      continue
+    }
+    peers.set(name, pin)
+  }
+}
+if (unready.length > 0) fail(label, unready)
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-pack-check-"))
 try {
   /** @type {string[]} */
   const problems = []
 
-  /** @type {Array<{ filename: string, files: Array<{ path: string }> }>} */
-  const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", work], packageDir))
-  const tarball = path.join(work, packed[0]?.filename ?? "")
-  const files = (packed[0]?.files ?? []).map((file) => file.path)
-  for (const file of required) if (!files.includes(file)) problems.push(`the tarball lacks ${file}`)
-  for (const file of files) {
-    const match = forbidden.find(({ pattern }) => pattern.test(file))
-    if (match !== undefined) problems.push(`the tarball ships ${match.what}: ${file} (exclude it in package.json "files")`)
+  /**
+   * Pack one package into the temporary directory and check its file list.
+   *
+   * @param {string} dir
+   * @param {string} whose how problems name the tarball
+   */
+  const pack = (dir, whose) => {
+    /** @type {Array<{ filename: string, files: Array<{ path: string }> }>} */
+    const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", work], dir))
+    const files = (packed[0]?.files ?? []).map((file) => file.path)
+    problems.push(...fileProblems(whose, files))
+    return { tarball: path.join(work, packed[0]?.filename ?? ""), files }
   }
+  const own = pack(packageDir, "the tarball")
+  const tarballs = [own.tarball, ...dependencies.map(({ dir, manifest: { name } }) => pack(dir, `the tarball of ${name}`).tarball)]
 
   const consumer = path.join(work, "consumer")
   fs.mkdirSync(consumer)
@@ -132,7 +273,19 @@ try {
     path.join(consumer, "package.json"),
     `${JSON.stringify({ name: "pack-check-consumer", version: "0.0.0", private: true, type: "module" }, null, 2)}\n`
   )
-  run("npm", ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline", "--no-package-lock"], consumer)
+  const peerSpecs = [...peers].map(([name, version]) => `${name}@${version}`)
+  // One install, so npm resolves the workspace dependencies to the tarballs beside them.
+  run("npm", ["install", ...tarballs, ...peerSpecs, "--no-audit", "--no-fund", "--prefer-offline", "--no-package-lock"], consumer)
+
+  // A `@ratchet/*` package anywhere but at the top, or one that was not packed, came from the
+  // registry: its version range did not match the workspace version it was meant to get.
+  const packedNames = [manifest.name, ...dependencies.map((dependency) => dependency.manifest.name)]
+  for (const copy of ratchetCopies(path.join(consumer, "node_modules"))) {
+    const name = `${scope}${path.basename(copy)}`
+    if (!packedNames.includes(name) || copy !== path.join(consumer, "node_modules", ...name.split("/"))) {
+      problems.push(`${path.relative(consumer, copy).split(path.sep).join("/")} was installed from the registry, not from a packed tarball`)
+    }
+  }
 
   /** @type {Record<string, Record<string, string> | undefined>} */
   const installed = readJson(path.join(consumer, "node_modules", ...manifest.name.split("/"), "package.json"))
@@ -155,8 +308,18 @@ try {
     problems.push(`smoke script failed: ${error instanceof Error ? error.message : String(error)}`)
   }
 
+  const alongside = [
+    ...dependencies.map(({ manifest: { name, version } }) => `${name}@${version} (packed)`),
+    ...peerSpecs
+  ]
   if (problems.length > 0) report(label, problems)
-  else console.log(`pack-check ${label}: ok — ${files.length} files, runtime dependencies [${runtime.join(", ")}]; ${smoke}`)
+  else {
+    console.log(
+      `pack-check ${label}: ok — ${own.files.length} files, runtime dependencies [${runtime.join(", ")}], installed with [${
+        alongside.join(", ")
+      }]; ${smoke}`
+    )
+  }
 } catch (error) {
   report(label, [error instanceof Error ? error.message : String(error)])
 } finally {

@@ -161,7 +161,7 @@ export class CheckpointMismatch extends Schema.TaggedError<CheckpointMismatch>()
   detail: Schema.String
 }) {
   override get message(): string {
-    return `Takeover of task ${this.taskId} refused: the last checkpoint (LSN ${this.lsn}) does not match the stream: ${this.detail}. The read models disagree with the log; rebuild them before taking over.`
+    return `Takeover of task ${this.taskId} refused: the last checkpoint (LSN ${this.lsn}) does not match the stream: ${this.detail}. The store's read models disagree with its log, so there is no verified point to resume from; nothing was written. Compare them (ReadModels.snapshot against ReadModels.rebuild) and repair the store before taking over.`
   }
 }
 

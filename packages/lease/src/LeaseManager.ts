@@ -19,7 +19,7 @@
  *   displaced. A missing heartbeat alone never hands the lease over.
  * - `observe` reads; it never writes.
  * - `hold` acquires (or takes over) inside a scope and heartbeats in a fiber until the scope
- *   closes, then releases; `withLease` runs an effect under a held lease and interrupts it with
+ *   closes, then releases; it is not reentrant (a lease this owner already holds is `LeaseHeld`); `withLease` runs an effect under a held lease and interrupts it with
  *   `LeaseLost` the moment a heartbeat or a write finds the lease gone.
  *
  * Deadlines are judged by the store's clock (`LeaseStore.now`): on PostgreSQL the database's, so
@@ -33,6 +33,7 @@ import * as EventStore from "@ratchet/storage/EventStore"
 import * as LeaseStore from "@ratchet/storage/LeaseStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import type { StorageError } from "@ratchet/storage/StorageError"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import type * as ConfigError from "effect/ConfigError"
@@ -42,6 +43,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Random from "effect/Random"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -145,6 +147,8 @@ export interface Holder {
   readonly append: (request: LeasedAppend) => Effect.Effect<EventStore.AppendResult, EventStore.AppendError>
   /** Fails with `LeaseLost` once a heartbeat or a write finds the lease gone; never succeeds. */
   readonly lost: Effect.Effect<never, LeaseError.LeaseLost>
+  /** Whether a heartbeat or a write has found the lease gone. */
+  readonly isLost: Effect.Effect<boolean>
 }
 
 /**
@@ -162,6 +166,7 @@ export interface Options {
  */
 export type AcquireError =
   | LeaseError.LeaseHeld
+  | LeaseError.LeaseLost
   | LeaseError.TaskNotFound
   | LeaseError.LeaseContention
   | Owner.InvalidOwner
@@ -174,6 +179,7 @@ export type AcquireError =
  */
 export type TakeoverError =
   | LeaseError.LeaseNotHeld
+  | LeaseError.LeaseLost
   | LeaseError.TakeoverTooEarly
   | LeaseError.CheckpointMismatch
   | LeaseError.TaskNotFound
@@ -216,7 +222,7 @@ export interface Service {
   ) => Effect.Effect<Holder, AcquireError | TakeoverError, Scope.Scope>
   /**
    * Runs `use` under a held lease, released afterwards. If a heartbeat or a write finds the lease
-   * gone, `use` is interrupted and the result is `LeaseLost`.
+   * gone, `use` is interrupted (or has failed) and the result is `LeaseLost`.
    */
   readonly withLease: <A, E, R>(
     key: Key,
@@ -296,7 +302,11 @@ export const make = (
           () =>
             attempt >= maxAttempts
               ? Effect.fail(new LeaseError.LeaseContention({ projectId: key.projectId, taskId: key.taskId, operation, attempts: attempt }))
-              : Effect.zipRight(Effect.sleep(Duration.millis(Math.min(2 ** attempt, 50))), loop(attempt + 1))
+              : Effect.zipRight(
+                // Jittered, so contenders that collided do not collide again in lockstep.
+                Effect.flatMap(Random.nextIntBetween(0, Math.min(2 ** attempt, 50) + 1), (ms) => Effect.sleep(Duration.millis(ms))),
+                loop(attempt + 1)
+              )
         ) as Effect.Effect<A, Exclude<E, Retry> | LeaseError.LeaseContention, R>
       return loop(1)
     }
@@ -322,12 +332,24 @@ export const make = (
         })
       )
 
-    const readLease = (key: Key) =>
+    /**
+     * The lease just written, read back: still this owner's at `epoch`, or `LeaseLost` when the
+     * caller stalled past the grace between its commit and this read and was taken over already.
+     */
+    const claimed = (key: Key, owner: Owner.Owner, epoch: number) =>
       models.lease(key.projectId, key.taskId).pipe(
         Effect.flatMap((row) =>
-          row === null
-            ? Effect.dieMessage(`the lease of task ${key.taskId} vanished right after it was written`)
-            : Effect.succeed(leaseOf(row, branchOf(key), checked.heartbeatMs))
+          row !== null && row.held && row.epoch === epoch && Owner.same(row.owner, owner)
+            ? Effect.succeed(leaseOf(row, branchOf(key), checked.heartbeatMs))
+            : Effect.fail(
+              new LeaseError.LeaseLost({
+                projectId: key.projectId,
+                taskId: key.taskId,
+                epoch,
+                currentEpoch: row?.epoch ?? null,
+                held: row?.held ?? false
+              })
+            )
         )
       )
 
@@ -366,7 +388,8 @@ export const make = (
 
     const validOwner = (owner: Owner.Owner) => Owner.make(owner)
 
-    const acquire: Service["acquire"] = (key, ownerInput, options) =>
+    /** `reentrant`: whether this very owner's held lease is returned (`acquire`) or refused (`hold`). */
+    const acquireWith = (key: Key, ownerInput: Owner.Owner, options: Options | undefined, reentrant: boolean) =>
       Effect.gen(function*() {
         const owner = yield* validOwner(ownerInput)
         return yield* retrying(
@@ -376,7 +399,7 @@ export const make = (
             const head = yield* headOf(key)
             const row = yield* models.lease(key.projectId, key.taskId)
             if (row !== null && row.held) {
-              if (Owner.same(row.owner, owner)) return leaseOf(row, branchOf(key), checked.heartbeatMs)
+              if (reentrant && Owner.same(row.owner, owner)) return leaseOf(row, branchOf(key), checked.heartbeatMs)
               return yield* new LeaseError.LeaseHeld({
                 projectId: key.projectId,
                 taskId: key.taskId,
@@ -399,10 +422,12 @@ export const make = (
               graceMs: checked.graceMs
             })
             yield* appendLease(key, head.version, epoch, [event], "acquire").pipe(Effect.catchTag("@ratchet/storage/LeaseNotExpired", Effect.die))
-            return yield* readLease(key)
+            return yield* claimed(key, owner, epoch)
           })
         )
       })
+
+    const acquire: Service["acquire"] = (key, owner, options) => acquireWith(key, owner, options, true)
 
     const heartbeat: Service["heartbeat"] = (lease) =>
       leases.heartbeat({ projectId: lease.projectId, streamId: lease.taskId, epoch: lease.epoch }).pipe(
@@ -435,7 +460,7 @@ export const make = (
               lastEpoch: row?.epoch ?? null
             })
           }
-          if (row.epoch !== lease.epoch) {
+          if (row.epoch !== lease.epoch || !Owner.same(row.owner, lease.owner)) {
             return yield* new LeaseError.NotHolder({
               projectId: key.projectId,
               taskId: key.taskId,
@@ -461,7 +486,9 @@ export const make = (
         if (last === undefined) return null
         const mismatch = (detail: string) =>
           new LeaseError.CheckpointMismatch({ projectId: key.projectId, taskId: key.taskId, lsn: last.lsn, detail })
-        if (last.lsn > head.lastLsn) return yield* mismatch(`it is past the stream head (LSN ${head.lastLsn})`)
+        // The holder may still write until the takeover lands: a checkpoint past the head read a moment
+        // ago means the stream moved, not that it is damaged. Read both again.
+        if (last.lsn > head.lastLsn) return yield* new Retry()
         const found = Chunk.toReadonlyArray(
           yield* Stream.runCollect(store.read({ streamId: key.taskId, branch: branchOf(key), fromLsn: last.lsn, toLsn: last.lsn })).pipe(
             Effect.catchTag("@ratchet/storage/BranchNotFound", () =>
@@ -524,30 +551,40 @@ export const make = (
             yield* appendLease(key, head.version, row.epoch, [event], "takeover").pipe(
               Effect.catchTag("@ratchet/storage/LeaseNotExpired", (error) => Effect.fail(tooEarly(error.heartbeatAt, error.now)))
             )
-            return { lease: yield* readLease(key), displaced: row.owner, displacedEpoch: row.epoch, checkpoint } satisfies Takeover
+            return {
+              lease: yield* claimed(key, owner, row.epoch + 1),
+              displaced: row.owner,
+              displacedEpoch: row.epoch,
+              checkpoint
+            } satisfies Takeover
           })
         )
       })
 
     const hold: Service["hold"] = (key, owner, options) =>
       Effect.gen(function*() {
-        const first = options?.takeover === true ? (yield* takeover(key, owner, options)).lease : yield* acquire(key, owner, options)
-        const current = yield* Ref.make(first)
         const lost = yield* Deferred.make<never, LeaseError.LeaseLost>()
         const markLost = (error: LeaseError.LeaseLost) => Deferred.fail(lost, error)
-
-        // Finalizers run last-added first: the heartbeat fiber stops, then the lease is released.
-        yield* Effect.addFinalizer(() =>
-          Effect.gen(function*() {
-            if (yield* Deferred.isDone(lost)) return
-            const lease = yield* Ref.get(current)
-            yield* release(lease, options).pipe(
-              Effect.catchAll((error) =>
-                Effect.logWarning(`could not release the lease of task ${lease.taskId} (epoch ${lease.epoch}): ${error.message}`)
+        // Acquired and its release registered in one uninterruptible step, so an interruption can
+        // never leave a lease behind. Not reentrant: two holds by one owner would share an epoch, and
+        // the first to close would release the other's lease.
+        const take: Effect.Effect<Lease, AcquireError | TakeoverError> = options?.takeover === true
+          ? Effect.map(takeover(key, owner, options), (took) => took.lease)
+          : acquireWith(key, owner, options, false)
+        const first = yield* Effect.acquireRelease(
+          take,
+          (lease) =>
+            Effect.gen(function*() {
+              // A lost lease is somebody else's now: releasing it is theirs to do.
+              if (yield* Deferred.isDone(lost)) return
+              yield* release(lease, options).pipe(
+                Effect.catchAll((error) =>
+                  Effect.logWarning(`could not release the lease of task ${lease.taskId} (epoch ${lease.epoch}): ${error.message}`)
+                )
               )
-            )
-          })
+            })
         )
+        const current = yield* Ref.make(first)
 
         const beat = Effect.flatMap(Ref.get(current), heartbeat).pipe(
           Effect.flatMap((lease) => Ref.set(current, lease)),
@@ -558,15 +595,30 @@ export const make = (
             "@ratchet/storage/InvalidRequest": (error) => Effect.die(error)
           })
         )
+        // Started after the release was registered, so it is stopped first when the scope closes.
         yield* Effect.sleep(Duration.millis(first.heartbeatMs)).pipe(
           Effect.zipRight(beat),
           Effect.forever,
           Effect.catchTag("@ratchet/lease/LeaseLost", markLost),
+          // A heartbeat fiber that dies of a defect would leave the holder writing with nobody
+          // keeping its lease alive: its work is stopped with the defect instead.
+          Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.void : Deferred.failCause(lost, cause)),
           Effect.forkScoped
         )
 
-        const append: Holder["append"] = (request) =>
-          store.append({
+        const append: Holder["append"] = (request) => {
+          const leaseEvent = request.events.find((event) =>
+            event._tag === "LeaseAcquired" || event._tag === "LeaseTakenOver" || event._tag === "LeaseReleased"
+          )
+          if (leaseEvent !== undefined) {
+            return Effect.fail(
+              new EventStore.InvalidRequest({
+                field: "events",
+                reason: `holds a ${leaseEvent._tag} event; a holder changes its lease only through the lease manager (release by closing the scope)`
+              })
+            )
+          }
+          return store.append({
             projectId: first.projectId,
             streamId: first.taskId,
             branch: first.branch,
@@ -586,12 +638,24 @@ export const make = (
                 })
               ))
           )
+        }
 
-        return { epoch: first.epoch, lease: Ref.get(current), append, lost: Deferred.await(lost) } satisfies Holder
+        return {
+          epoch: first.epoch,
+          lease: Ref.get(current),
+          append,
+          lost: Deferred.await(lost),
+          isLost: Deferred.isDone(lost)
+        } satisfies Holder
       })
 
     const withLease: Service["withLease"] = (key, owner, use, options) =>
-      Effect.scoped(Effect.flatMap(hold(key, owner, options), (holder) => Effect.raceFirst(use(holder), holder.lost)))
+      Effect.scoped(Effect.flatMap(hold(key, owner, options), (holder) =>
+        Effect.raceFirst(use(holder), holder.lost).pipe(
+          // Once the lease is lost, that is the outcome, whichever failure (a fenced write's
+          // StaleEpoch, say) reached the race first.
+          Effect.catchAll((error) => Effect.flatMap(holder.isLost, (lost) => (lost ? holder.lost : Effect.fail(error))))
+        )))
 
     return { settings: checked, observe, acquire, heartbeat, release, takeover, hold, withLease }
   })

@@ -25,7 +25,7 @@ const released = (epoch: number): Event.Event => ({ _tag: "LeaseReleased", versi
 const wrote: Event.Event = { _tag: "CheckpointRecorded", version: 1, actor, at: 0, kind: "step", runId: "r" }
 const created: Event.Event = { _tag: "TaskCreated", version: 1, actor, at: 0, taskId: "t", projectId: "p", goal: "g", slug: "s" }
 
-/** A log from [event, epoch] pairs, LSNs 1, 2, 3, … */
+/** A log from [event, epoch] pairs, LSNs 1, 2, 3, …, recorded 100 ms apart (the grace is 60). */
 const log = (...entries: ReadonlyArray<readonly [Event.Event, number | null]>): ReadonlyArray<EventStore.StoredEvent> =>
   entries.map(([event, epoch], index) => ({
     lsn: index + 1,
@@ -35,7 +35,7 @@ const log = (...entries: ReadonlyArray<readonly [Event.Event, number | null]>): 
     version: index + 1,
     epoch,
     operationId: `op-${index}`,
-    recordedAt: 0,
+    recordedAt: index * 100,
     event
   }))
 
@@ -73,7 +73,12 @@ describe("the lease log checker", () => {
     ["a takeover of a free lease", log([created, null], [acquired(1, 10), 1], [released(1), 1], [takenOver(2, 20, 10), 1]), "took over a free lease"],
     ["a skipped epoch", log([created, null], [acquired(2, 10), 2]), "acquired epoch 2 after epoch 0"],
     ["a release of another epoch", log([created, null], [acquired(1, 10), 1], [released(2), 1]), "released epoch 2"],
-    ["a takeover presenting no epoch", log([created, null], [acquired(1, 10), 1], [takenOver(2, 20, 10), null]), "presented epoch null"]
+    ["a takeover presenting no epoch", log([created, null], [acquired(1, 10), 1], [takenOver(2, 20, 10), null]), "presented epoch null"],
+    [
+      "a takeover within the grace",
+      log([created, null], [acquired(1, 10), 1], [takenOver(2, 20, 10), 1]).map((stored) => (stored.lsn === 3 ? { ...stored, recordedAt: 160 } : stored)),
+      "within the grace of epoch 1 (taken at 100, grace 60 ms)"
+    ]
   ])("reports %s", (_label, broken, fragment) => {
     expect(LeaseLog.check(broken).violations.join("\n")).toContain(fragment)
   })

@@ -33,6 +33,9 @@ export const check = (log: ReadonlyArray<EventStore.StoredEvent>, tenures: Reado
   const writeEpoch = new Map<number, number>()
   let epoch = 0
   let held = false
+  /** When the current holder took the lease (store clock) and its grace: a takeover must come after both. */
+  let takenAt = 0
+  let grace = 0
   let lastLsn = 0
   let writes = 0
   for (const stored of log) {
@@ -45,14 +48,23 @@ export const check = (log: ReadonlyArray<EventStore.StoredEvent>, tenures: Reado
         if (event.epoch !== epoch + 1) violations.push(`LSN ${stored.lsn}: acquired epoch ${event.epoch} after epoch ${epoch}`)
         epoch = event.epoch
         held = true
+        takenAt = stored.recordedAt
+        grace = event.graceMs
         holders.push({ epoch, pid: event.owner.pid, by: "acquire" })
         break
       case "LeaseTakenOver":
         if (!held) violations.push(`LSN ${stored.lsn}: epoch ${event.epoch} took over a free lease`)
         if (event.epoch !== epoch + 1) violations.push(`LSN ${stored.lsn}: took over to epoch ${event.epoch} from epoch ${epoch}`)
         if (stored.epoch !== epoch) violations.push(`LSN ${stored.lsn}: the takeover presented epoch ${stored.epoch}, not the held ${epoch}`)
+        // Heartbeats are not in the log, so this is the weakest bound: never before the grace that
+        // followed the taking of the lease, whatever heartbeats extended it.
+        if (held && stored.recordedAt <= takenAt + grace) {
+          violations.push(`LSN ${stored.lsn}: epoch ${event.epoch} took over at ${stored.recordedAt}, within the grace of epoch ${epoch} (taken at ${takenAt}, grace ${grace} ms)`)
+        }
         epoch = event.epoch
         held = true
+        takenAt = stored.recordedAt
+        grace = event.graceMs
         holders.push({ epoch, pid: event.owner.pid, by: "takeover" })
         break
       case "LeaseReleased":

@@ -133,7 +133,6 @@ describe("refusals", () => {
         checkpoints: () => Effect.succeed([row])
       })
       const cases: ReadonlyArray<readonly [ReadModel.CheckpointRow, string]> = [
-        [{ streamId: "t-8", branch: "main", lsn: 999, kind: "run_start", runId: "run-1" }, "it is past the stream head"],
         [{ streamId: "t-8", branch: "main", lsn: 2, kind: "run_start", runId: "run-1" }, "the event at that LSN is LeaseAcquired"],
         [{ streamId: "t-8", branch: "main", lsn: 3, kind: "terminal", runId: "run-1" }, "the log records a run_start checkpoint of run run-1"],
         [{ streamId: "t-8", branch: "main", lsn: 3, kind: "run_start", runId: "run-2" }, "the read model a run_start one of run run-2"]
@@ -148,6 +147,43 @@ describe("refusals", () => {
       expect(yield* stateOf("t-8")).toEqual(before)
       const took = yield* honest.takeover(key("t-8"), B)
       expect(took.checkpoint).toEqual({ streamId: "t-8", branch: "main", lsn: 3, kind: "run_start", runId: "run-1" })
+    }).pipe(Effect.provide(sqliteStore())))
+
+  it.live("a checkpoint past the head it read is a stream that moved: the takeover reads again, and gives up as LeaseContention", () =>
+    Effect.gen(function*() {
+      yield* createTask("t-10")
+      const quick = { heartbeatMs: 1, graceMs: 2 }
+      yield* (yield* LeaseManager.make(quick)).acquire(key("t-10"), A)
+      yield* Effect.sleep("10 millis")
+      const models = yield* ReadModel.ReadModels
+      const ahead: ReadModel.Service = {
+        ...models,
+        checkpoints: () => Effect.succeed([{ streamId: "t-10", branch: "main", lsn: 999, kind: "step", runId: "r" }])
+      }
+      const leases = yield* LeaseManager.make(quick).pipe(Effect.provideService(ReadModel.ReadModels, ahead))
+      const before = yield* stateOf("t-10")
+      const error = yield* Effect.flip(leases.takeover(key("t-10"), B))
+      expect(error).toMatchObject({ _tag: "@ratchet/lease/LeaseContention", attempts: 16, operation: "take over" })
+      expect(yield* stateOf("t-10")).toEqual(before)
+    }).pipe(Effect.provide(sqliteStore())))
+
+  it.effect("a lease read back as another owner's right after acquiring it is LeaseLost, not a lease", () =>
+    Effect.gen(function*() {
+      yield* createTask("t-11")
+      const models = yield* ReadModel.ReadModels
+      let reads = 0
+      // The caller stalls past the grace between its commit and its read-back: B has it by then.
+      const stalled: ReadModel.Service = {
+        ...models,
+        lease: (projectId, streamId) =>
+          Effect.map(models.lease(projectId, streamId), (row) => {
+            reads += 1
+            return reads === 1 || row === null ? row : { ...row, epoch: row.epoch + 1, owner: B }
+          })
+      }
+      const leases = yield* LeaseManager.make(settings).pipe(Effect.provideService(ReadModel.ReadModels, stalled))
+      const error = yield* Effect.flip(leases.acquire(key("t-11"), A))
+      expect(error).toMatchObject({ _tag: "@ratchet/lease/LeaseLost", epoch: 1, currentEpoch: 2, held: true })
     }).pipe(Effect.provide(sqliteStore())))
 
   it.effect("observe reads and never writes", () =>

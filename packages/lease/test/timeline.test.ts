@@ -162,6 +162,68 @@ describe("the reference timeline (heartbeat 2, grace 3)", () => {
       expect(yield* forB.observe(key("t-held"))).toMatchObject({ status: "held", epoch: 2, holder: B })
     }).pipe(Effect.provide(sqliteStore())))
 
+  it.effect("a fenced write stops the holder's work; a takeover can start a scoped holder; holds are not reentrant", () =>
+    Effect.gen(function*() {
+      const partitioned = yield* Ref.make(true)
+      const real = yield* LeaseStore.LeaseStore
+      const cutOff: LeaseStore.Service = {
+        now: real.now,
+        heartbeat: (request) =>
+          Effect.flatMap(Ref.get(partitioned), (down) =>
+            down
+              ? Effect.fail(StorageError.make("heartbeat", { _tag: "Connection", code: "ECONNRESET", detail: "partitioned" }))
+              : real.heartbeat(request))
+      }
+      const forA = yield* LeaseManager.make(settings).pipe(Effect.provideService(LeaseStore.LeaseStore, cutOff))
+      const forB = yield* LeaseManager.make(settings)
+      yield* createTask("t-fenced")
+      yield* at(0)
+      const written = yield* Ref.make(0)
+      const gate = yield* Ref.make(false)
+      // A writes whenever the gate opens; its heartbeats never reach the store.
+      const workOfA = yield* Effect.fork(
+        forA.withLease(key("t-fenced"), A, (holder) =>
+          Effect.gen(function*() {
+            // A second hold by the same owner would share A's epoch: refused.
+            const again = yield* Effect.flip(Effect.scoped(forA.hold(key("t-fenced"), A)))
+            expect(again).toMatchObject({ _tag: "@ratchet/lease/LeaseHeld", holder: A })
+            // A holder changes its lease only through the manager.
+            const sneaky = yield* Effect.flip(holder.append({ expectedVersion: 2, operationId: "a-sneaky", events: [] as never }).pipe(
+              Effect.zipRight(holder.append({
+                expectedVersion: 2,
+                operationId: "a-sneaky-2",
+                events: [{ _tag: "LeaseReleased", version: 1, actor: { kind: "runner", id: "a" }, at: 0, epoch: 1 }]
+              }))
+            ))
+            expect(sneaky).toMatchObject({ _tag: "@ratchet/storage/InvalidRequest", field: "events" })
+            for (let n = 0;; n += 1) {
+              yield* Effect.sleep(unit)
+              if (!(yield* Ref.get(gate))) continue
+              const head = yield* Effect.flatMap(EventStore.EventStore, (store) => store.head("t-fenced"))
+              yield* holder.append({ expectedVersion: head?.version ?? 0, operationId: `a-${n}`, events: [checkpoint(`a-${n}`)] })
+              yield* Ref.update(written, (count) => count + 1)
+            }
+          }))
+      )
+      yield* TestClock.adjust(3 * unit + 1)
+      // B starts its own scoped holder by taking over, and keeps it while A comes back.
+      const workOfB = yield* Effect.fork(
+        forB.withLease(key("t-fenced"), B, (holder) => Effect.as(Effect.sleep(10 * unit), holder.epoch), { takeover: true })
+      )
+      yield* TestClock.adjust(1)
+      expect(yield* forB.observe(key("t-fenced"))).toMatchObject({ status: "held", epoch: 2, holder: B })
+      // A's next write is fenced (StaleEpoch): that alone marks the lease lost and ends A's work
+      // with LeaseLost, while its heartbeats still fail.
+      yield* Ref.set(gate, true)
+      yield* TestClock.adjust(unit)
+      const lost = yield* Effect.flip(Fiber.join(workOfA))
+      expect(lost).toMatchObject({ _tag: "@ratchet/lease/LeaseLost", epoch: 1, currentEpoch: 2, held: true })
+      expect(yield* Ref.get(written)).toBe(0)
+      yield* TestClock.adjust(10 * unit)
+      expect(yield* Fiber.join(workOfB)).toBe(2)
+      expect(yield* forB.observe(key("t-fenced"))).toMatchObject({ status: "free", epoch: 2 })
+    }).pipe(Effect.provide(sqliteStore())))
+
   it.effect("a live holder is never displaced, and its lease is released when its scope closes", () =>
     Effect.gen(function*() {
       const leases = yield* LeaseManager.make(settings)

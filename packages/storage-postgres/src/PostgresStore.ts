@@ -424,9 +424,18 @@ const prepareUrl = (
     return problem("names no host")
   }
   const options = url.searchParams.get("options")
-  url.searchParams.set("options", `${options === null ? "" : `${options} `}-c search_path=${schema}`)
+  // A Ratchet process frozen inside a write transaction (SIGSTOP, a debugger) would otherwise hold
+  // the LSN counter's row lock, and with it every writer of the store, for as long as it stays
+  // frozen; the server ends such a session after this long, well inside a lease's default grace.
+  url.searchParams.set(
+    "options",
+    `${options === null ? "" : `${options} `}-c search_path=${schema} -c idle_in_transaction_session_timeout=${idleInTransactionTimeoutMs}`
+  )
   return Either.right(Redacted.make(url.toString()))
 }
+
+/** How long a session may sit idle inside a transaction before the server ends it (milliseconds). */
+const idleInTransactionTimeoutMs = 15_000
 
 const prepare = (options: Options, urlPath: string, schemaPath: string): Either.Either<Prepared, ConfigError.ConfigError> => {
   const schema = options.schema ?? defaultSchema

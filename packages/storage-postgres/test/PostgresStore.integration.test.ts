@@ -218,6 +218,9 @@ await describePostgres("PostgresStore (PostgreSQL on the test server)", () => {
       const sql = yield* SqlClient.SqlClient
       const [path] = yield* sql<{ readonly search_path: string }>`SHOW search_path`
       expect(path?.search_path).toBe(schema)
+      // A session frozen inside a transaction is ended by the server instead of holding every writer.
+      const [idle] = yield* sql<{ readonly idle_in_transaction_session_timeout: string }>`SHOW idle_in_transaction_session_timeout`
+      expect(idle?.idle_in_transaction_session_timeout).toBe("15s")
       const tables = yield* withAdmin((admin) =>
         admin<{ readonly table_name: string }>`
           SELECT table_name FROM information_schema.tables WHERE table_schema = ${schema} ORDER BY table_name`

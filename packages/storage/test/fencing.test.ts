@@ -74,7 +74,17 @@ const cases: ReadonlyArray<
   ["held at 2, release of 1", expired(2), 2, [released(1)], NOW, "stale"],
   ["held at 2, release twice", expired(2), 2, [released(2), released(2)], NOW, "stale"],
   ["held at 2, release then acquire 3", expired(2), 2, [released(2), acquired(3)], NOW, "lands"],
-  ["held at 2, release then take over", expired(2), 2, [released(2), takenOver(3)], NOW, "stale"]
+  ["held at 2, release then take over", expired(2), 2, [released(2), takenOver(3)], NOW, "stale"],
+  // Events after a lease change in the same batch are stored under the presented epoch.
+  ["held at 2 past its deadline, takeover then a write under the old epoch", expired(2), 2, [takenOver(3), other], NOW, "stale"],
+  ["held at 2, release then a write", expired(2), 2, [released(2), other], NOW, "stale"],
+  ["held at 2, write then release", expired(2), 2, [other, released(2)], NOW, "lands"],
+  ["held at 2, release, acquire 3, then a write under 2", expired(2), 2, [released(2), acquired(3), other], NOW, "stale"],
+  ["no lease, acquire 1 presenting 1, release, then a write", null, 1, [acquired(1), released(1), other], NOW, "stale"],
+  ["no lease, acquire 1 presenting nothing, then a write", null, null, [acquired(1), other], NOW, "lands"],
+  ["no lease, a write, then acquire 1 presenting 1", null, 1, [other, acquired(1)], NOW, "lands"],
+  ["no lease, acquire 1 presenting nothing, release, then a write", null, null, [acquired(1), released(1), other], NOW, "lands"],
+  ["no lease, a write, then acquire 1 presenting nothing", null, null, [other, acquired(1)], NOW, "lands"]
 ]
 
 describe("fencing", () => {

@@ -13,6 +13,9 @@
  *   merged into the lease, and a takeover the lease manager judged against a heartbeat that has
  *   since moved is refused too: the deadline is checked where the heartbeat is read.
  *
+ * No other event may follow, in the same batch, a release of the presented epoch or a takeover
+ * from it: it would be stored under an epoch the batch itself has just fenced.
+ *
  * An epoch refusal is one `StaleEpoch` carrying what was presented and the row as it stands; a
  * takeover before the deadline is `LeaseNotExpired` with the deadline and the store's clock.
  *
@@ -85,7 +88,15 @@ export const check = (
     }
   }
   let state: LeaseState = row ?? { epoch: 0, held: false, heartbeatAt: now, graceMs: 0 }
-  for (const event of leaseEvents) {
+  const heldByPresented = (lease: LeaseState) => presented !== null && lease.held && lease.epoch === presented
+  let tenureEnded = false
+  for (const event of events) {
+    if (!isLeaseEvent(event)) {
+      // Every event is stored under the presented epoch: once the batch has released that epoch or
+      // had it taken over, a later event would land as the write of a writer already fenced.
+      if (tenureEnded) return rejected()
+      continue
+    }
     const after = step(state, event, now)
     if (after === "stale") return rejected()
     if (after === "not_expired") {
@@ -98,6 +109,7 @@ export const check = (
         now
       })
     }
+    if (heldByPresented(state) && !heldByPresented(after)) tenureEnded = true
     state = after
   }
   return undefined

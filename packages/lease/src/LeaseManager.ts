@@ -444,6 +444,15 @@ export const make = (
           ))
       )
 
+    /** The lease row, which must be held: a free lease is `LeaseNotHeld` for `operation`. */
+    const heldRow = (key: Key, operation: "release" | "takeover") =>
+      Effect.flatMap(models.lease(key.projectId, key.taskId), (row) =>
+        row !== null && row.held
+          ? Effect.succeed(row)
+          : Effect.fail(
+            new LeaseError.LeaseNotHeld({ projectId: key.projectId, taskId: key.taskId, operation, lastEpoch: row?.epoch ?? null })
+          ))
+
     const release: Service["release"] = (lease, options) => {
       const key: Key = { projectId: lease.projectId, taskId: lease.taskId, branch: lease.branch }
       return retrying(
@@ -451,15 +460,7 @@ export const make = (
         "release",
         Effect.gen(function*() {
           const head = yield* headOf(key)
-          const row = yield* models.lease(key.projectId, key.taskId)
-          if (row === null || !row.held) {
-            return yield* new LeaseError.LeaseNotHeld({
-              projectId: key.projectId,
-              taskId: key.taskId,
-              operation: "release",
-              lastEpoch: row?.epoch ?? null
-            })
-          }
+          const row = yield* heldRow(key, "release")
           if (row.epoch !== lease.epoch || !Owner.same(row.owner, lease.owner)) {
             return yield* new LeaseError.NotHolder({
               projectId: key.projectId,
@@ -512,15 +513,7 @@ export const make = (
           "take over",
           Effect.gen(function*() {
             const head = yield* headOf(key)
-            const row = yield* models.lease(key.projectId, key.taskId)
-            if (row === null || !row.held) {
-              return yield* new LeaseError.LeaseNotHeld({
-                projectId: key.projectId,
-                taskId: key.taskId,
-                operation: "takeover",
-                lastEpoch: row?.epoch ?? null
-              })
-            }
+            const row = yield* heldRow(key, "takeover")
             const now = yield* leases.now
             const deadline = row.heartbeatAt + row.graceMs
             const tooEarly = (heartbeatAt: number, at: number) =>

@@ -3,17 +3,13 @@
  * an hour ahead (or behind) sees the same deadline as everyone else, and cannot take over early.
  * On SQLite (one machine) it is the process's clock, which a skewed process therefore moves.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { expect, it } from "@effect/vitest"
-import { PostgresStore } from "@ratchet/storage-postgres"
-import { describePostgres, testSchemaName, testUrl } from "@ratchet/testkit/Postgres"
+import { describePostgres } from "@ratchet/testkit/Postgres"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Redacted from "effect/Redacted"
-import { afterAll, describe } from "vitest"
+import { describe } from "vitest"
 import * as LeaseManager from "../src/LeaseManager.js"
-import { A, B, createTask, PROJECT, sqliteStore } from "./fixtures.js"
+import { A, B, createTask, freshSchema, postgresStore, PROJECT, sqliteStore } from "./fixtures.js"
 
 const hour = 3_600_000
 const settings = { heartbeatMs: 1_000, graceMs: 60_000 }
@@ -32,18 +28,6 @@ const skewed = (offsetMs: number): Clock.Clock => {
   }
 }
 
-const url = testUrl()
-const schemas: Array<string> = []
-afterAll(async () => {
-  if (schemas.length === 0) return
-  await Effect.runPromise(
-    Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      Effect.forEach(schemas, (schema) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`, { discard: true })).pipe(
-        Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))
-      )
-  )
-})
-
 await describePostgres("PostgreSQL: the database clock", () => {
   it.live("a process an hour ahead or behind sees the database's deadline and cannot take over early", () =>
     Effect.gen(function*() {
@@ -59,11 +43,7 @@ await describePostgres("PostgreSQL: the database clock", () => {
       expect(Math.abs(behind.heartbeatAt - Date.now())).toBeLessThan(60_000)
       const seen = yield* leases.observe(key).pipe(Effect.withClock(skewed(hour)))
       expect(seen.status).toBe("held")
-    }).pipe(Effect.provide(PostgresStore.layer({ url: Redacted.make(url), schema: (() => {
-      const schema = testSchemaName("ratchet_lease_clock")
-      schemas.push(schema)
-      return schema
-    })(), maxConnections: 2 }))))
+    }).pipe(Effect.provide(postgresStore(freshSchema("ratchet_lease_clock"), 2))))
 })
 
 describe("SQLite: the process clock", () => {

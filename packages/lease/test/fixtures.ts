@@ -6,8 +6,16 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Event from "@ratchet/kernel/Event"
 import * as EventStore from "@ratchet/storage/EventStore"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as LeaseStore from "@ratchet/storage/LeaseStore"
+import * as StorageError from "@ratchet/storage/StorageError"
+import { PostgresStore } from "@ratchet/storage-postgres"
 import { SqliteStore } from "@ratchet/storage-sqlite"
+import { testSchemaName, testUrl } from "@ratchet/testkit/Postgres"
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
 import { afterAll } from "vitest"
 import type * as Owner from "../src/Owner.js"
 
@@ -22,6 +30,28 @@ export const tempHome = (): string => {
   roots.push(root)
   return path.join(root, "home")
 }
+
+const schemas: Array<string> = []
+afterAll(async () => {
+  if (schemas.length === 0) return
+  await Effect.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.forEach(schemas, (schema) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`, { discard: true })).pipe(
+        Effect.provide(PgClient.layer({ url: Redacted.make(testUrl()), maxConnections: 1 }))
+      )
+  )
+})
+
+/** A schema of its own on the test PostgreSQL server, dropped after the file. */
+export const freshSchema = (prefix: string): string => {
+  const schema = testSchemaName(prefix)
+  schemas.push(schema)
+  return schema
+}
+
+/** A PostgreSQL store in a fresh schema of the test server. */
+export const postgresStore = (schema: string, maxConnections = 4) =>
+  PostgresStore.layer({ url: Redacted.make(testUrl()), schema, maxConnections })
 
 /** A SQLite store in a fresh directory. */
 export const sqliteStore = () => SqliteStore.layer({ directory: tempHome() })
@@ -80,3 +110,17 @@ export const writeAtHead = (taskId: string, epoch: number | null, events: Readon
       events
     })
   })
+
+/**
+ * The context's lease store as seen across a network that `partitioned` can cut: while it is
+ * true, heartbeats fail with a retryable connection error and never reach the store.
+ */
+export const partitionable = (partitioned: Ref.Ref<boolean>) =>
+  Effect.map(LeaseStore.LeaseStore, (real): LeaseStore.Service => ({
+    now: real.now,
+    heartbeat: (request) =>
+      Effect.flatMap(Ref.get(partitioned), (down) =>
+        down
+          ? Effect.fail(StorageError.make("heartbeat", { _tag: "Connection", code: "ECONNRESET", detail: "partitioned" }))
+          : real.heartbeat(request))
+  }))

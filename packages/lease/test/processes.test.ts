@@ -15,26 +15,21 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as EventStore from "@ratchet/storage/EventStore"
 import type * as LeaseStore from "@ratchet/storage/LeaseStore"
 import type * as ReadModel from "@ratchet/storage/ReadModel"
-import { PostgresStore } from "@ratchet/storage-postgres"
 import { SqliteStore } from "@ratchet/storage-sqlite"
-import { describePostgres, testSchemaName, testUrl } from "@ratchet/testkit/Postgres"
+import { describePostgres, testUrl } from "@ratchet/testkit/Postgres"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { afterAll } from "vitest"
 import * as LeaseManager from "../src/LeaseManager.js"
 import * as LeaseLog from "./leaseLog.js"
-import { B, createTask, PROJECT, tempHome } from "./fixtures.js"
+import { B, createTask, freshSchema, postgresStore, PROJECT, tempHome } from "./fixtures.js"
 
 const childScript = fileURLToPath(new URL("./child/leaseChild.ts", import.meta.url))
 
@@ -260,25 +255,9 @@ describe("SQLite", () => {
   })
 })
 
-const url = testUrl()
-const schemas: Array<string> = []
-afterAll(async () => {
-  if (schemas.length === 0) return
-  await Effect.runPromise(
-    Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      Effect.forEach(schemas, (schema) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`, { discard: true })).pipe(
-        Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))
-      )
-  )
-})
-
 await describePostgres("PostgreSQL", () => {
   suite(() => {
-    const schema = testSchemaName("ratchet_lease")
-    schemas.push(schema)
-    return {
-      layer: PostgresStore.layer({ url: Redacted.make(url), schema, maxConnections: 4 }),
-      env: { LEASE_ENGINE: "postgres", LEASE_URL: url, LEASE_SCHEMA: schema }
-    }
+    const schema = freshSchema("ratchet_lease")
+    return { layer: postgresStore(schema), env: { LEASE_ENGINE: "postgres", LEASE_URL: testUrl(), LEASE_SCHEMA: schema } }
   })
 })

@@ -12,7 +12,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as LeaseStore from "@ratchet/storage/LeaseStore"
-import * as StorageError from "@ratchet/storage/StorageError"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -23,7 +22,7 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as LeaseManager from "../src/LeaseManager.js"
-import { A, B, checkpoint, createTask, PROJECT, sqliteStore, writeAtHead } from "./fixtures.js"
+import { A, B, checkpoint, createTask, partitionable, PROJECT, sqliteStore, writeAtHead } from "./fixtures.js"
 
 const unit = 1_000
 const settings = { heartbeatMs: 2 * unit, graceMs: 3 * unit }
@@ -112,16 +111,8 @@ describe("the reference timeline (heartbeat 2, grace 3)", () => {
   it.effect("with a scoped holder: heartbeats on schedule; cut off, it loses the lease and its work is interrupted", () =>
     Effect.gen(function*() {
       const partitioned = yield* Ref.make(false)
-      const real = yield* LeaseStore.LeaseStore
       // A's view of the store: its heartbeats fail while partitioned, as over a dropped network.
-      const cutOff: LeaseStore.Service = {
-        now: real.now,
-        heartbeat: (request) =>
-          Effect.flatMap(Ref.get(partitioned), (down) =>
-            down
-              ? Effect.fail(StorageError.make("heartbeat", { _tag: "Connection", code: "ECONNRESET", detail: "partitioned" }))
-              : real.heartbeat(request))
-      }
+      const cutOff = yield* partitionable(partitioned)
       const forA = yield* LeaseManager.make(settings).pipe(Effect.provideService(LeaseStore.LeaseStore, cutOff))
       const forB = yield* LeaseManager.make(settings)
       yield* createTask("t-held")
@@ -165,15 +156,7 @@ describe("the reference timeline (heartbeat 2, grace 3)", () => {
   it.effect("a fenced write stops the holder's work; a takeover can start a scoped holder; holds are not reentrant", () =>
     Effect.gen(function*() {
       const partitioned = yield* Ref.make(true)
-      const real = yield* LeaseStore.LeaseStore
-      const cutOff: LeaseStore.Service = {
-        now: real.now,
-        heartbeat: (request) =>
-          Effect.flatMap(Ref.get(partitioned), (down) =>
-            down
-              ? Effect.fail(StorageError.make("heartbeat", { _tag: "Connection", code: "ECONNRESET", detail: "partitioned" }))
-              : real.heartbeat(request))
-      }
+      const cutOff = yield* partitionable(partitioned)
       const forA = yield* LeaseManager.make(settings).pipe(Effect.provideService(LeaseStore.LeaseStore, cutOff))
       const forB = yield* LeaseManager.make(settings)
       yield* createTask("t-fenced")

@@ -1,12 +1,28 @@
 /**
  * `@ratchet/controller` — the canonical command API that the `ratchet` CLI, the MCP server and the
- * host hooks transport. So far: the project file (`ProjectFile`) and the checkout's project and
- * workspace identity (`Workspace`).
+ * host hooks transport: every use case of a task's lifecycle once, as typed commands and typed
+ * results (`Controller`), with the pieces it is made of: the project file and the checkout's
+ * workspace identity, the spec and plan files, the read-only repository preflight, the Markdown
+ * projections, the status view and the gate explanation.
  *
  * @since 0.1.0
  */
 
 /** @since 0.1.0 */
+export * as ContractFile from "./ContractFile.js"
+/** @since 0.1.0 */
+export * as Controller from "./Controller.js"
+/** @since 0.1.0 */
+export * as ControllerError from "./ControllerError.js"
+/** @since 0.1.0 */
+export * as Explain from "./Explain.js"
+/** @since 0.1.0 */
+export * as Preflight from "./Preflight.js"
+/** @since 0.1.0 */
 export * as ProjectFile from "./ProjectFile.js"
+/** @since 0.1.0 */
+export * as Projection from "./Projection.js"
+/** @since 0.1.0 */
+export * as TaskView from "./TaskView.js"
 /** @since 0.1.0 */
 export * as Workspace from "./Workspace.js"

@@ -1,0 +1,202 @@
+/**
+ * Command-line parsing: argv → the command it names and its decoded arguments, or a usage error
+ * that names the argument, the reason and the fix. Parsing is strict (an unknown option is an
+ * error, never ignored) and happens before anything is opened, so a bad invocation touches nothing.
+ *
+ * The command table (`Commands.ts`) is the one description of the CLI: parsing, `--help` and the
+ * reference in `docs/cli.md` all come from it.
+ *
+ * @since 0.1.0
+ */
+import { parseArgs } from "node:util"
+import * as Data from "effect/Data"
+
+/**
+ * An option of a command.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OptionSpec {
+  readonly type: "string" | "boolean"
+  readonly description: string
+  readonly short?: string | undefined
+  /** Shown in usage, e.g. `<text>`. */
+  readonly placeholder?: string | undefined
+  readonly required?: boolean | undefined
+  readonly choices?: ReadonlyArray<string> | undefined
+  /** An integer option: decoded and range-checked here. */
+  readonly integer?: { readonly min: number; readonly max: number } | undefined
+}
+
+/**
+ * A positional argument.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PositionalSpec {
+  readonly name: string
+  readonly description: string
+  readonly required: boolean
+  readonly choices?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * The options every command takes.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const globalOptions: Readonly<Record<string, OptionSpec>> = {
+  json: { type: "boolean", description: "Print one JSON document on stdout (NDJSON for `log`) instead of text." },
+  verbose: { type: "boolean", description: "On an unexpected error, print its full cause." },
+  cwd: { type: "string", short: "C", placeholder: "<dir>", description: "Run as if started in <dir> (like git -C)." },
+  help: { type: "boolean", short: "h", description: "Show this command's help." }
+}
+
+/**
+ * A usage error: exit code 2, nothing opened or written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UsageError extends Data.TaggedError("@ratchet/cli/UsageError")<{
+  readonly command: string
+  readonly field: string
+  readonly reason: string
+  readonly fix: string
+}> {
+  override get message(): string {
+    return `${this.field}: ${this.reason} ${this.fix}`
+  }
+}
+
+/**
+ * Parsed arguments: positionals by name, options by name (strings, booleans, integers).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Parsed {
+  readonly positionals: Readonly<Record<string, string | undefined>>
+  readonly options: Readonly<Record<string, string | boolean | number | undefined>>
+}
+
+/** Longest accepted argument: a goal or an answer is text, but not a file's worth of it. */
+export const maxArgumentLength = 65_536
+
+/**
+ * Parses `args` (the argv after the command's words) against a command's positionals and options.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parse = (
+  command: string,
+  args: ReadonlyArray<string>,
+  positionals: ReadonlyArray<PositionalSpec>,
+  options: Readonly<Record<string, OptionSpec>>
+): Parsed | UsageError => {
+  const all = { ...globalOptions, ...options }
+  const help = `See: ratchet ${command} --help`
+  for (const arg of args) {
+    if (arg.length > maxArgumentLength) {
+      return new UsageError({
+        command,
+        field: "argument",
+        reason: `an argument of ${arg.length} characters is over the limit of ${maxArgumentLength}.`,
+        fix: "Put long text in a file (ratchet spec … --file) or shorten it."
+      })
+    }
+    if (arg.includes("\u0000")) {
+      return new UsageError({ command, field: "argument", reason: "an argument contains a NUL character.", fix: help })
+    }
+  }
+  let raw: ReturnType<typeof parseArgs>
+  try {
+    raw = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: true,
+      options: Object.fromEntries(
+        Object.entries(all).map(([name, spec]) => [name, spec.short === undefined ? { type: spec.type } : { type: spec.type, short: spec.short }])
+      )
+    })
+  } catch (error) {
+    const text = error instanceof Error ? error.message : String(error)
+    const option = /'(-[^']*)'/.exec(text)?.[1]
+    return new UsageError({
+      command,
+      field: option ?? "arguments",
+      reason: text.replace(/\s*To specify a positional argument.*$/s, "").trim(),
+      fix: help
+    })
+  }
+  if (raw.values["help"] === true) return { positionals: {}, options: { help: true } }
+  const values: Record<string, string | boolean | number | undefined> = {}
+  for (const [name, spec] of Object.entries(all)) {
+    const value = raw.values[name]
+    if (Array.isArray(value)) {
+      return new UsageError({ command, field: `--${name}`, reason: "is given more than once.", fix: "Give it once." })
+    }
+    if (value === undefined) {
+      if (spec.required === true) {
+        return new UsageError({ command, field: `--${name}`, reason: "is required.", fix: `${spec.description} ${help}` })
+      }
+      continue
+    }
+    if (typeof value === "string" && spec.choices !== undefined && !spec.choices.includes(value)) {
+      return new UsageError({
+        command,
+        field: `--${name}`,
+        reason: `${JSON.stringify(value.slice(0, 80))} is not one of ${spec.choices.join(", ")}.`,
+        fix: `Use one of: ${spec.choices.join(" | ")}.`
+      })
+    }
+    if (typeof value === "string" && spec.integer !== undefined) {
+      const number = /^-?\d{1,16}$/.test(value) ? Number(value) : Number.NaN
+      if (!Number.isSafeInteger(number) || number < spec.integer.min || number > spec.integer.max) {
+        return new UsageError({
+          command,
+          field: `--${name}`,
+          reason: `${JSON.stringify(value.slice(0, 40))} is not an integer from ${spec.integer.min} to ${spec.integer.max}.`,
+          fix: help
+        })
+      }
+      values[name] = number
+      continue
+    }
+    values[name] = value
+  }
+  const given = raw.positionals
+  if (given.length > positionals.length) {
+    const extra = given.slice(positionals.length).map((p) => JSON.stringify(p.slice(0, 60))).join(" ")
+    return new UsageError({
+      command,
+      field: "arguments",
+      reason: `unexpected ${extra}.`,
+      fix: `Quote text that contains spaces ("…"). ${help}`
+    })
+  }
+  const named: Record<string, string | undefined> = {}
+  for (const [index, spec] of positionals.entries()) {
+    const value = given[index]
+    if (value === undefined) {
+      if (spec.required) {
+        return new UsageError({ command, field: `<${spec.name}>`, reason: "is missing.", fix: `${spec.description}. ${help}` })
+      }
+      continue
+    }
+    if (spec.choices !== undefined && !spec.choices.includes(value)) {
+      return new UsageError({
+        command,
+        field: `<${spec.name}>`,
+        reason: `${JSON.stringify(value.slice(0, 80))} is not one of ${spec.choices.join(", ")}.`,
+        fix: `Use one of: ${spec.choices.join(" | ")}.`
+      })
+    }
+    named[spec.name] = value
+  }
+  return { positionals: named, options: values }
+}

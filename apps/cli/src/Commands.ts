@@ -1,0 +1,607 @@
+/**
+ * The command table: every `ratchet` command once, with its arguments, its help and what it runs.
+ * Each command is a thin transport over the controller: it decodes arguments, calls one controller
+ * operation and shapes the result for a person (text) or a program (`--json`).
+ *
+ * @since 0.1.0
+ */
+import * as ContractFile from "@ratchet/controller/ContractFile"
+import * as Controller from "@ratchet/controller/Controller"
+import * as ControllerError from "@ratchet/controller/ControllerError"
+import type * as Digest from "@ratchet/kernel/Digest"
+import type * as Event from "@ratchet/kernel/Event"
+import * as KernelEvent from "@ratchet/kernel/Event"
+import type * as Spec from "@ratchet/kernel/Spec"
+import * as Task from "@ratchet/kernel/Task"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
+import type { OptionSpec, Parsed, PositionalSpec } from "./Args.js"
+import * as Render from "./Render.js"
+import * as Terminal from "./Terminal.js"
+
+/**
+ * What a command is run with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Env {
+  readonly cwd: string
+  readonly json: boolean
+  readonly style: Render.Style
+  readonly actor: Event.Actor
+  readonly write: (text: string) => void
+}
+
+/**
+ * A finished command: its exit code (0, or 3 for a HOLD reported as a result), its JSON document
+ * and its text. `null` text/json when the command streamed its output already.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Outcome {
+  readonly exit: 0 | 3
+  readonly json: Record<string, unknown> | null
+  readonly text: string | null
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CommandSpec {
+  /** The words that name it: `task create`, `brief ask`, `lease show`. */
+  readonly name: string
+  /** The synopsis as typed, e.g. `ratchet brief <task> ask <text> [--blocking]`. */
+  readonly usage: string
+  readonly summary: string
+  readonly description: string
+  readonly positionals: ReadonlyArray<PositionalSpec>
+  readonly options: Readonly<Record<string, OptionSpec>>
+  readonly examples: ReadonlyArray<string>
+  /** `project`: runs against the located project's controller; `standalone`: opens what it needs. */
+  readonly needs: "project" | "standalone"
+  readonly run: (parsed: Parsed, env: Env) => Effect.Effect<Outcome, unknown, Controller.Controller>
+}
+
+const taskArg: PositionalSpec = { name: "task", description: "The task id (ratchet task list shows them)", required: true }
+
+const leaseEpoch: Readonly<Record<string, OptionSpec>> = {
+  "lease-epoch": {
+    type: "string",
+    placeholder: "<n>",
+    integer: { min: 1, max: 2 ** 31 - 1 },
+    description: "Write under the lease you hold at this epoch (from ratchet lease acquire); without it a leased task refuses writes."
+  }
+}
+
+const ok = (json: Record<string, unknown>, text: string): Outcome => ({ exit: 0, json, text })
+
+const str = (parsed: Parsed, name: string): string => {
+  const value = parsed.positionals[name] ?? parsed.options[name]
+  return typeof value === "string" ? value : ""
+}
+
+const invocation = (parsed: Parsed, env: Env): Controller.Invocation => {
+  const epoch = parsed.options["lease-epoch"]
+  return typeof epoch === "number" ? { actor: env.actor, leaseEpoch: epoch } : { actor: env.actor }
+}
+
+/** The text after a write: what changed, the task's state and its next step. */
+const writtenText = (written: Controller.Written, env: Env, headline: string): string => {
+  const lines = [`${headline}`, `${written.task.taskId}: ${env.style.bold(written.task.state)}`]
+  if (written.events.length === 0) lines.push(env.style.dim("(nothing changed)"))
+  for (const warning of written.warnings) lines.push(env.style.yellow(`warning: ${warning}`))
+  lines.push(`next: ${written.task.next}`)
+  return lines.join("\n")
+}
+
+const writtenJson = (written: Controller.Written, extra: Record<string, unknown> = {}) => ({
+  ...extra,
+  taskId: written.task.taskId,
+  state: written.task.state,
+  events: written.events,
+  firstLsn: written.firstLsn,
+  lastLsn: written.lastLsn,
+  projection: written.projection,
+  warnings: written.warnings,
+  task: written.task
+})
+
+const controller = Controller.Controller
+
+/** Asks the person to type the confirmation of `digest`; a mismatch approves nothing. */
+const confirm = (subject: Controller.ApprovalSubject, env: Env) =>
+  Effect.gen(function*() {
+    process.stderr.write(
+      `\nYou are approving the ${subject.subject} of task ${subject.taskId}:\n\n${subject.text.trimEnd()}\n\ndigest ${subject.digest}\n`
+    )
+    const expected = Controller.confirmationOf(subject.digest)
+    const typed = yield* Terminal.ask(`Type the first ${Controller.confirmationLength} hex characters of the digest to approve (anything else cancels): `)
+    if (typed === null || typed.trim().toLowerCase() !== expected) {
+      return yield* new ControllerError.InvalidRequest({
+        field: "confirmation",
+        reason: typed === null ? "no confirmation was typed." : `"${typed.trim().slice(0, 20)}" does not match the digest; nothing was approved.`,
+        fix: `Run ratchet approve ${subject.taskId} ${subject.subject} again and type the first ${Controller.confirmationLength} characters after "sha256:".`
+      })
+    }
+    void env
+    return subject.digest
+  })
+
+/**
+ * Every command, in the order `ratchet --help` lists them.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const commands: ReadonlyArray<CommandSpec> = [
+  {
+    name: "init",
+    usage: "ratchet init [--name <display name>]",
+    summary: "Make this checkout a Ratchet project and open the runtime store",
+    description:
+      "Creates .ratchet/project.json (committed; a stable projectId) at the top of the git work tree, and this checkout's workspace id (a clone or a git worktree is a new workspace, a renamed folder is not). Opens the runtime store ($RATCHET_HOME/ratchet.db, or PostgreSQL when RATCHET_DATABASE_URL is set) and applies its migrations. Idempotent: an existing project file is never rewritten.",
+    positionals: [],
+    options: { name: { type: "string", placeholder: "<text>", description: "The project's display name (default: the directory name)." } },
+    examples: ["ratchet init", "ratchet init --name \"Payments service\""],
+    needs: "standalone",
+    // Run by the entry point, which owns the store wiring.
+    run: () => Effect.die(new Error("init is run by the entry point"))
+  },
+  {
+    name: "task create",
+    usage: "ratchet task create --goal <text> [--slug <slug>]",
+    summary: "Create a task and begin its interview",
+    description:
+      "Creates a task (INITIALIZING), runs the setup check and moves it to INTERVIEWING in one transaction. Prints the new task id.",
+    positionals: [],
+    options: {
+      goal: { type: "string", required: true, placeholder: "<text>", description: "What the task must achieve, in one sentence." },
+      slug: { type: "string", placeholder: "<slug>", description: "A short name for the projection directory (default: from the goal)." }
+    },
+    examples: ["ratchet task create --goal \"Make the flaky date test deterministic\""],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(
+          c.createTask({ goal: str(parsed, "goal"), slug: parsed.options["slug"] as string | undefined }, { actor: env.actor }),
+          (written) => ok(writtenJson(written), writtenText(written, env, `Created task ${written.task.taskId}`))
+        ))
+  },
+  {
+    name: "task list",
+    usage: "ratchet task list",
+    summary: "List this project's tasks, newest first",
+    description: "One line per task: id, state, whether a writer holds its lease, goal.",
+    positionals: [],
+    options: {},
+    examples: ["ratchet task list", "ratchet task list --json"],
+    needs: "project",
+    run: (_parsed, env) =>
+      Effect.flatMap(controller, (c) => Effect.map(c.listTasks, (views) => ok({ tasks: views }, Render.taskList(views, env.style))))
+  },
+  {
+    name: "status",
+    usage: "ratchet status [<task>]",
+    summary: "Show a task's state, revisions, digests, lease, blockers and allowed actions",
+    description: "Without a task, lists the project's tasks. Reads the stored read models: as fast at a million events as at ten.",
+    positionals: [{ ...taskArg, required: false }],
+    options: {},
+    examples: ["ratchet status t-3f9a1c2b", "ratchet status t-3f9a1c2b --json"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        parsed.positionals["task"] === undefined
+          ? Effect.map(c.listTasks, (views) => ok({ tasks: views }, Render.taskList(views, env.style)))
+          : Effect.map(c.status(str(parsed, "task")), (view) => ok({ task: view }, Render.task(view, env.style))))
+  },
+  {
+    name: "brief ask",
+    usage: "ratchet brief <task> ask <text> [--blocking]",
+    summary: "Ask a question of the brief",
+    description: "Records a question (Q-1, Q-2, …). A blocking question must be answered before the brief can close.",
+    positionals: [taskArg, { name: "text", description: "The question", required: true }],
+    options: { blocking: { type: "boolean", description: "The brief cannot close until this is answered." }, ...leaseEpoch },
+    examples: ["ratchet brief t-3f9a1c2b ask \"Which timezone do the tests run in?\" --blocking"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(
+          c.ask(str(parsed, "task"), { text: str(parsed, "text"), blocking: parsed.options["blocking"] === true }, invocation(parsed, env)),
+          (written) => ok(writtenJson(written, { questionId: written.questionId }), writtenText(written, env, `Asked ${written.questionId}`))
+        ))
+  },
+  {
+    name: "brief answer",
+    usage: "ratchet brief <task> answer <questionId> <text> --source user|code|research",
+    summary: "Answer a question of the brief",
+    description: "Records the answer and where it came from: the user, the code, or research. The brief's revision goes up.",
+    positionals: [taskArg, { name: "questionId", description: "The question, e.g. Q-1", required: true }, {
+      name: "text",
+      description: "The answer",
+      required: true
+    }],
+    options: {
+      source: { type: "string", required: true, choices: ["user", "code", "research"], placeholder: "user|code|research", description: "Where the answer comes from." },
+      ...leaseEpoch
+    },
+    examples: ["ratchet brief t-3f9a1c2b answer Q-1 \"UTC, set by the test runner\" --source user"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(
+          c.answer(
+            str(parsed, "task"),
+            { questionId: str(parsed, "questionId"), text: str(parsed, "text"), source: str(parsed, "source") as "user" | "code" | "research" },
+            invocation(parsed, env)
+          ),
+          (written) => ok(writtenJson(written), writtenText(written, env, `Answered ${str(parsed, "questionId")}`))
+        ))
+  },
+  {
+    name: "brief restate",
+    usage: "ratchet brief <task> restate <sentence>",
+    summary: "Restate the goal in one sentence",
+    description: "Records the restatement the user then approves (ratchet approve <task> restatement). A new restatement needs a new approval.",
+    positionals: [taskArg, { name: "sentence", description: "The goal restated in one sentence", required: true }],
+    options: { ...leaseEpoch },
+    examples: ["ratchet brief t-3f9a1c2b restate \"Freeze the clock in the date test so it passes in any timezone.\""],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(
+          c.restate(str(parsed, "task"), str(parsed, "sentence"), invocation(parsed, env)),
+          (written) => ok(writtenJson(written), writtenText(written, env, "Restated"))
+        ))
+  },
+  {
+    name: "brief close",
+    usage: "ratchet brief <task> close",
+    summary: "Close the brief (runs the closure audit)",
+    description:
+      "Closes the brief when no blocking question is open and the restatement is approved by the user; otherwise HOLD (exit 3) listing what is open.",
+    positionals: [taskArg],
+    options: { ...leaseEpoch },
+    examples: ["ratchet brief t-3f9a1c2b close"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(c.closeBrief(str(parsed, "task"), invocation(parsed, env)), (written) =>
+          ok(writtenJson(written), writtenText(written, env, "Brief closed")))
+      )
+  },
+  {
+    name: "spec",
+    usage: "ratchet spec <task> --file <spec.md>",
+    summary: "Propose the spec (the contract) from a Markdown file with YAML front matter",
+    description:
+      "The front matter holds the semantic fields (goal, nonGoals, constraints, decisions, context, acceptanceCriteria, execution), decoded strictly: unknown keys are errors. The body is editorial: changing only the body keeps the digest and changes nothing downstream. A semantic change voids the spec approval and marks the plan stale. Nothing in the file counts as approval.",
+    positionals: [taskArg],
+    options: { file: { type: "string", required: true, placeholder: "<spec.md>", description: "The spec file (at most 1 MiB, UTF-8)." }, ...leaseEpoch },
+    examples: ["ratchet spec t-3f9a1c2b --file spec.md"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(c.proposeSpec(str(parsed, "task"), resolve(env, str(parsed, "file")), invocation(parsed, env)), (written) => {
+          const headline = written.events.length === 0
+            ? `Spec unchanged (digest ${written.digest}): an editorial edit changes nothing downstream`
+            : `Spec proposed: ${written.digest}${written.changed.length === 0 ? "" : ` (changed: ${written.changed.join(", ")})`}`
+          const stale = written.events.includes("PlanMarkedStale")
+            ? "\nThe spec approval is void and the plan is stale: approve the new spec, then propose and approve a plan for it."
+            : ""
+          return ok(writtenJson(written, { digest: written.digest, changed: written.changed }), writtenText(written, env, headline) + stale)
+        }))
+  },
+  {
+    name: "plan",
+    usage: "ratchet plan <task> --file <plan.yaml>",
+    summary: "Propose the plan from a YAML file",
+    description:
+      "Steps { id, title, acRefs, run | manual, needs, timeoutSeconds, idempotent, probe } and optional stepStates. The plan binds the current spec digest; every required acceptance criterion must be covered; an unknown criterion, step or state is an error naming it.",
+    positionals: [taskArg],
+    options: { file: { type: "string", required: true, placeholder: "<plan.yaml>", description: "The plan file (at most 1 MiB, UTF-8)." }, ...leaseEpoch },
+    examples: ["ratchet plan t-3f9a1c2b --file plan.yaml"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(c.proposePlan(str(parsed, "task"), resolve(env, str(parsed, "file")), invocation(parsed, env)), (written) =>
+          ok(
+            writtenJson(written, { digest: written.digest }),
+            writtenText(written, env, written.events.length === 0 ? `Plan unchanged (${written.digest})` : `Plan proposed: ${written.digest}`)
+          ))
+      )
+  },
+  {
+    name: "approve",
+    usage: "ratchet approve <task> restatement|spec|plan",
+    summary: "Approve the restatement, the spec or the plan (interactive)",
+    description:
+      "Shows what is approved and its digest and asks you to type the digest's first 8 hex characters. Needs an interactive terminal: without one the result is HOLD (exit 3) with reason approval_requires_terminal. The receipt records the digest, you, the channel and the time.",
+    positionals: [taskArg, { name: "subject", description: "What to approve", required: true, choices: ["restatement", "spec", "plan"] }],
+    options: { ...leaseEpoch },
+    examples: ["ratchet approve t-3f9a1c2b spec"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.gen(function*() {
+          const taskId = str(parsed, "task")
+          const subject = str(parsed, "subject") as "restatement" | "spec" | "plan"
+          const shown = yield* c.approvalSubject(taskId, subject)
+          const channel = Terminal.channel()
+          // Off a terminal nobody is asked: the kernel's gate refuses the receipt and says why.
+          const digest = channel === "terminal" ? yield* confirm(shown, env) : shown.digest
+          const written = yield* c.approve(taskId, { subject, digest, channel }, invocation(parsed, env))
+          return ok(writtenJson(written, { subject, digest }), writtenText(written, env, `Approved the ${subject} ${digest}`))
+        }))
+  },
+  {
+    name: "preflight",
+    usage: "ratchet preflight <task>",
+    summary: "Inspect the repository read-only and record what is there",
+    description:
+      "After SPEC_APPROVED: records git HEAD, the dirty paths, whether the spec's relevantPaths exist and whether its scopes are valid paths. A wrong assumption is a HOLD whose action is ratchet reopen.",
+    positionals: [taskArg],
+    options: { ...leaseEpoch },
+    examples: ["ratchet preflight t-3f9a1c2b"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(c.preflight(str(parsed, "task"), invocation(parsed, env)), (written) => {
+          const o = written.observation
+          const facts = [
+            `head ${o.head ?? "(no commit)"}; ${o.dirtyPaths.length} dirty path(s)`,
+            ...o.missingPaths.map((p) => `missing: ${p}`),
+            ...o.invalidScopes.map((p) => `invalid scope: ${p}`)
+          ].join("\n")
+          return ok(writtenJson(written, { observation: o }), `${writtenText(written, env, "Preflight recorded")}\n${facts}`)
+        }))
+  },
+  {
+    name: "pause",
+    usage: "ratchet pause <task> [--reason <text>]",
+    summary: "Pause a task (from INTERVIEWING or RUNNING)",
+    description: "A paused task refuses work until resumed; it resumes where it paused.",
+    positionals: [taskArg],
+    options: { reason: { type: "string", placeholder: "<text>", description: "Why it is paused." }, ...leaseEpoch },
+    examples: ["ratchet pause t-3f9a1c2b --reason \"waiting for the API team\""],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(c.pause(str(parsed, "task"), parsed.options["reason"] as string | undefined, invocation(parsed, env)), (written) =>
+          ok(writtenJson(written), writtenText(written, env, "Paused")))
+      )
+  },
+  {
+    name: "resume",
+    usage: "ratchet resume <task>",
+    summary: "Resume a paused task, or resume the interview of a reopened one",
+    description: "Out of PAUSED: back to where it paused. Out of REOPENED: back to INTERVIEWING. A blocked task is resumed with ratchet unblock.",
+    positionals: [taskArg],
+    options: { ...leaseEpoch },
+    examples: ["ratchet resume t-3f9a1c2b"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(c.resume(str(parsed, "task"), invocation(parsed, env)), (written) => ok(writtenJson(written), writtenText(written, env, "Resumed")))
+      )
+  },
+  {
+    name: "cancel",
+    usage: "ratchet cancel <task> --reason <text>",
+    summary: "Cancel a task (terminal: it is never reopened)",
+    description: "CANCELLED is terminal; to do the work again, create a new task.",
+    positionals: [taskArg],
+    options: { reason: { type: "string", required: true, placeholder: "<text>", description: "Why it is cancelled." }, ...leaseEpoch },
+    examples: ["ratchet cancel t-3f9a1c2b --reason \"superseded by t-77aa01c3\""],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(c.cancel(str(parsed, "task"), str(parsed, "reason"), invocation(parsed, env)), (written) =>
+          ok(writtenJson(written), writtenText(written, env, "Cancelled (terminal)")))
+      )
+  },
+  {
+    name: "reopen",
+    usage: "ratchet reopen <task> --reason <text>",
+    summary: "Reopen the contract (from PREFLIGHT, RUNNING, VERIFYING, BLOCKED or FAILED)",
+    description:
+      "Moves the task to REOPENED, from where the spec is revised or the interview resumed. Out of FAILED it needs your confirmation on an interactive terminal, recorded as a receipt like an approval.",
+    positionals: [taskArg],
+    options: { reason: { type: "string", required: true, placeholder: "<text>", description: "What must change." }, ...leaseEpoch },
+    examples: ["ratchet reopen t-3f9a1c2b --reason \"src/legacy does not exist; the scope was wrong\""],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.gen(function*() {
+          const taskId = str(parsed, "task")
+          const view = yield* c.status(taskId)
+          let confirmation: { readonly digest: Digest.Digest; readonly channel: string } | undefined
+          if (view.state === "FAILED") {
+            const shown = yield* c.approvalSubject(taskId, "reopen")
+            const channel = Terminal.channel()
+            const digest = channel === "terminal" ? yield* confirm(shown, env) : shown.digest
+            confirmation = { digest, channel }
+          }
+          const written = yield* c.reopen(taskId, { reason: str(parsed, "reason"), confirmation }, invocation(parsed, env))
+          return ok(writtenJson(written), writtenText(written, env, "Reopened"))
+        }))
+  },
+  {
+    name: "unblock",
+    usage: "ratchet unblock <task> --to RUNNING|VERIFYING --resolution <text>",
+    summary: "Resolve a blocked task",
+    description:
+      "Back to RUNNING, or to VERIFYING only when the missing evidence or dependency is supplied with no code change. When the contract must change, use ratchet reopen.",
+    positionals: [taskArg],
+    options: {
+      to: { type: "string", required: true, choices: ["RUNNING", "VERIFYING"], placeholder: "RUNNING|VERIFYING", description: "Where the task goes." },
+      resolution: { type: "string", required: true, placeholder: "<text>", description: "What resolved the blocker." },
+      ...leaseEpoch
+    },
+    examples: ["ratchet unblock t-3f9a1c2b --to RUNNING --resolution \"the staging database is back\""],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(
+          c.unblock(str(parsed, "task"), { to: str(parsed, "to") as "RUNNING" | "VERIFYING", resolution: str(parsed, "resolution") }, invocation(parsed, env)),
+          (written) => ok(writtenJson(written), writtenText(written, env, "Unblocked"))
+        ))
+  },
+  {
+    name: "gate",
+    usage: "ratchet gate <task> [--to <STATE>]",
+    summary: "Explain the gate for the next transition (writes nothing)",
+    description:
+      "Evaluates the gate between the task's state and --to (default: the next state on the lifecycle) and prints CLEAR or HOLD with every reason and required action. An approval gate is evaluated without a receipt. Exit 0 whatever the gate says: this command reports, it does not move the task.",
+    positionals: [taskArg],
+    options: { to: { type: "string", choices: Task.states, placeholder: "<STATE>", description: "The state to explain the way to." } },
+    examples: ["ratchet gate t-3f9a1c2b", "ratchet gate t-3f9a1c2b --to RUNNING --json"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(c.gate(str(parsed, "task"), parsed.options["to"] as Task.State | undefined), (explained) =>
+          ok({ ...explained }, Render.explanation(explained, env.style))))
+  },
+  {
+    name: "log",
+    usage: "ratchet log <task>",
+    summary: "Print the task's event history",
+    description: "One line per event: LSN, time, type, actor, lease epoch. With --json: NDJSON, one object per event (lsn, at, type, actor, epoch, event).",
+    positionals: [taskArg],
+    options: {},
+    examples: ["ratchet log t-3f9a1c2b", "ratchet log t-3f9a1c2b --json | jq .type"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.gen(function*() {
+          const events = yield* c.log(str(parsed, "task"))
+          yield* Stream.runForEachChunk(events, (chunk) =>
+            Effect.sync(() => {
+              const lines = Chunk.toReadonlyArray(chunk).map((stored) =>
+                env.json ? JSON.stringify(Render.logRecord(stored, KernelEvent.encode)) : Render.logLine(stored)
+              )
+              env.write(lines.join("\n") + "\n")
+            }))
+          return { exit: 0, json: null, text: null } satisfies Outcome
+        }))
+  },
+  ...(["show", "acquire", "heartbeat", "release", "takeover"] as const).map((verb): CommandSpec => ({
+    name: `lease ${verb}`,
+    usage: verb === "heartbeat" || verb === "release"
+      ? `ratchet lease ${verb} <task> --epoch <n>`
+      : verb === "show"
+      ? "ratchet lease show <task>"
+      : `ratchet lease ${verb} <task> [--host <name>] [--session <ref>]`,
+    summary: {
+      show: "Show who holds the task's writer lease, its epoch and deadlines",
+      acquire: "Take the task's writer lease (fails while another writer holds it, even expired)",
+      heartbeat: "Prove the holder of the lease at --epoch is alive",
+      release: "Release the lease held at --epoch",
+      takeover: "Take the lease over, only strictly after its grace deadline"
+    }[verb],
+    description: {
+      show: "Read-only. An expired lease is still held: only an explicit takeover moves it.",
+      acquire:
+        "Prints the epoch; pass it as --lease-epoch to write under the lease, and heartbeat it within its interval. A lease held by anyone (even expired) is refused with the holder named (exit 4).",
+      heartbeat: "Moves the grace deadline forward. A lease that was taken over is reported lost (exit 4).",
+      release: "Only the held epoch releases the lease.",
+      takeover:
+        "Allowed only strictly after the holder's grace deadline (last heartbeat + grace, by the store's clock) and after the last checkpoint is verified against the stream head. Bumps the epoch, so the old holder's late writes are rejected, and records who was displaced."
+    }[verb],
+    positionals: [taskArg],
+    options: verb === "heartbeat" || verb === "release"
+      ? { epoch: { type: "string", required: true, placeholder: "<n>", integer: { min: 1, max: 2 ** 31 - 1 }, description: "The epoch you hold." } }
+      : verb === "show"
+      ? {}
+      : {
+        host: { type: "string", placeholder: "<name>", description: "Who holds it: cli (default), runner, claude-code, codex, …" },
+        session: { type: "string", placeholder: "<ref>", description: "The host session's reference, if any." }
+      },
+    examples: verb === "heartbeat" || verb === "release" ? [`ratchet lease ${verb} t-3f9a1c2b --epoch 2`] : [`ratchet lease ${verb} t-3f9a1c2b`],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c): Effect.Effect<Outcome, unknown> => {
+        const taskId = str(parsed, "task")
+        const identity: Controller.LeaseIdentity = {
+          host: (parsed.options["host"] as string | undefined) ?? "cli",
+          sessionRef: parsed.options["session"] as string | undefined,
+          actor: env.actor
+        }
+        switch (verb) {
+          case "show":
+            return Effect.map(c.lease.show(taskId), (o) => ok({ lease: o }, `${taskId}: ${Render.lease(o, env.style)}`))
+          case "acquire":
+            return Effect.map(c.lease.acquire(taskId, identity), (lease) =>
+              ok({ lease }, `Acquired the lease of ${taskId} at epoch ${lease.epoch}; write with --lease-epoch ${lease.epoch}, heartbeat every ${lease.heartbeatMs} ms (grace ${lease.graceMs} ms).`))
+          case "heartbeat":
+            return Effect.map(c.lease.heartbeat(taskId, parsed.options["epoch"] as number), (lease) =>
+              ok({ lease }, `Heartbeat: ${taskId} epoch ${lease.epoch}, grace deadline ${new Date(lease.deadline).toISOString()}.`))
+          case "release":
+            return Effect.map(c.lease.release(taskId, parsed.options["epoch"] as number, env.actor), () =>
+              ok({ released: true, taskId, epoch: parsed.options["epoch"] }, `Released the lease of ${taskId} (epoch ${String(parsed.options["epoch"])}).`))
+          case "takeover":
+            return Effect.map(c.lease.takeover(taskId, identity), (t) =>
+              ok(
+                { lease: t.lease, displaced: t.displaced, displacedEpoch: t.displacedEpoch, checkpoint: t.checkpoint },
+                `Took over the lease of ${taskId}: epoch ${t.displacedEpoch} → ${t.lease.epoch}, displaced ${Controller.describeOwner(t.displaced)}.`
+              ))
+        }
+      })
+  })),
+  {
+    name: "digest",
+    usage: "ratchet digest <file> [--spec <spec.md>]",
+    summary: "Print the semantic digest of a spec or plan file, or the canonical digest of a JSON file",
+    description:
+      "spec.md → the digest of its semantic fields (the body does not count); plan.yaml → its plan digest (needs specDigest in the file or --spec); file.json → the canonical digest of its value. Opens no store.",
+    positionals: [{ name: "file", description: "A .md, .yaml/.yml or .json file", required: true }],
+    options: { spec: { type: "string", placeholder: "<spec.md>", description: "The spec a plan file is for, when the plan has no specDigest." } },
+    examples: ["ratchet digest spec.md", "ratchet digest plan.yaml --spec spec.md"],
+    needs: "standalone",
+    run: (parsed, env) =>
+      Effect.gen(function*() {
+        const file = resolve(env, str(parsed, "file"))
+        const bytes = yield* ContractFile.readBounded(file)
+        const specPath = parsed.options["spec"]
+        let spec: Spec.Spec | undefined
+        if (typeof specPath === "string") {
+          const specFile = resolve(env, specPath)
+          const document = yield* Either.match(ContractFile.decodeSpec(specFile, yield* ContractFile.readBounded(specFile)), {
+            onLeft: Effect.fail,
+            onRight: Effect.succeed
+          })
+          spec = document.semantic
+        }
+        const result = yield* Either.match(ContractFile.digestOf(file, bytes, spec === undefined ? {} : { spec }), {
+          onLeft: Effect.fail,
+          onRight: Effect.succeed
+        })
+        return ok({ file, kind: result.kind, digest: result.digest }, result.digest)
+      })
+  }
+]
+
+const resolve = (env: Env, file: string): string => file.startsWith("/") ? file : `${env.cwd}/${file}`
+
+/**
+ * The command named by the leading words of `argv`, and the rest. `brief <task> <verb> …` is
+ * rewritten to the `brief <verb>` command with the task first.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const find = (argv: ReadonlyArray<string>): { readonly spec: CommandSpec; readonly rest: ReadonlyArray<string> } | null => {
+  const [first, second, third, ...more] = argv
+  if (first === "brief" && second !== undefined && third !== undefined && !second.startsWith("-")) {
+    const spec = commands.find((c) => c.name === `brief ${third}`)
+    return spec === undefined ? null : { spec, rest: [second, ...more] }
+  }
+  const two = commands.find((c) => c.name === `${first} ${second}`)
+  if (two !== undefined) return { spec: two, rest: argv.slice(2) }
+  const one = commands.find((c) => c.name === first)
+  return one === undefined ? null : { spec: one, rest: argv.slice(1) }
+}

@@ -1,0 +1,185 @@
+/**
+ * Human output: what a person reads when they did not ask for `--json`. Colour only on a terminal
+ * that has not opted out (`NO_COLOR`), never in a pipe.
+ *
+ * @since 0.1.0
+ */
+import type * as Explain from "@ratchet/controller/Explain"
+import type * as TaskView from "@ratchet/controller/TaskView"
+import type * as Gate from "@ratchet/kernel/Gate"
+import type * as LeaseManager from "@ratchet/lease/LeaseManager"
+import type * as EventStore from "@ratchet/storage/EventStore"
+
+/**
+ * Whether to colour text written to `stream`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const colourFor = (stream: NodeJS.WriteStream): boolean =>
+  stream.isTTY === true && process.env["NO_COLOR"] === undefined && process.env["TERM"] !== "dumb"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Style {
+  readonly bold: (text: string) => string
+  readonly dim: (text: string) => string
+  readonly red: (text: string) => string
+  readonly green: (text: string) => string
+  readonly yellow: (text: string) => string
+}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const style = (colour: boolean): Style => {
+  const wrap = (open: number, close: number) => (text: string) => colour ? `\u001b[${open}m${text}\u001b[${close}m` : text
+  return { bold: wrap(1, 22), dim: wrap(2, 22), red: wrap(31, 39), green: wrap(32, 39), yellow: wrap(33, 39) }
+}
+
+const short = (digest: string | null): string => digest === null ? "—" : digest.slice(0, 19)
+
+const ago = (at: number | null, now: number): string => {
+  if (at === null) return "—"
+  const seconds = Math.round((at - now) / 1000)
+  return seconds >= 0 ? `in ${seconds}s` : `${-seconds}s ago`
+}
+
+/**
+ * The lease in one line.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const lease = (observed: Pick<LeaseManager.Observation, "status" | "epoch" | "holder" | "heartbeatAt" | "deadline" | "now">, s: Style): string => {
+  if (observed.status === "free") {
+    return observed.epoch === null ? "free (never taken)" : `free (last epoch ${observed.epoch})`
+  }
+  const holder = observed.holder === null
+    ? "?"
+    : `${observed.holder.host}${observed.holder.sessionRef === undefined ? "" : ` session ${observed.holder.sessionRef}`} pid ${observed.holder.pid} (workspace ${observed.holder.workspaceId})`
+  const line = `epoch ${observed.epoch} held by ${holder}; last heartbeat ${ago(observed.heartbeatAt, observed.now)}, grace deadline ${
+    ago(observed.deadline, observed.now)
+  }`
+  return observed.status === "expired"
+    ? `${s.yellow("EXPIRED")} ${line} — still held: only an explicit takeover moves it`
+    : `${s.green("held")} ${line}`
+}
+
+/**
+ * `ratchet status <task>`.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const task = (view: TaskView.TaskView, s: Style): string => {
+  const lines = [
+    `${s.bold(view.taskId)}  ${view.slug}  ${s.bold(view.state)} (${view.stage})${view.terminal ? " — terminal" : ""}${
+      view.pausedFrom === null ? "" : `, paused from ${view.pausedFrom}`
+    }`,
+    `goal:       ${view.goal}`,
+    `revisions:  brief ${view.revisions.brief} · spec ${view.revisions.spec ?? "—"} · plan ${view.revisions.plan ?? "—"}`,
+    `spec:       ${short(view.digests.spec)}${
+      view.digests.spec === null ? "" : view.digests.specApproved === view.digests.spec ? " approved" : " not approved"
+    }`,
+    `plan:       ${short(view.digests.plan)}${
+      view.digests.plan === null
+        ? ""
+        : `${view.digests.planApproved === view.digests.plan ? " approved" : " not approved"}${view.planStale ? s.yellow(" STALE (made for an earlier spec)") : ""}`
+    }`,
+    `brief:      ${view.brief.questions} question(s)${
+      view.brief.openBlocking.length === 0 ? "" : `, open blocking: ${view.brief.openBlocking.join(", ")}`
+    }; restatement ${view.digests.restatement === null ? "—" : view.brief.restatementApproved ? "approved" : "not approved"}; ${
+      view.brief.closed ? "closed" : "open"
+    }`,
+    `lease:      ${lease(view.lease, s)}`,
+    `blockers:   ${
+      view.blockers.length === 0
+        ? "none"
+        : view.blockers.map((b) => `${b.category} (owner ${b.owner}): ${b.requiredAction}`).join("; ")
+    }`,
+    `next:       ${view.next}`
+  ]
+  if (view.actions.length > 0) {
+    lines.push("allowed:")
+    for (const action of view.actions) lines.push(`  ${action.command}  ${s.dim(`# ${action.description}`)}`)
+  }
+  return lines.join("\n")
+}
+
+/**
+ * `ratchet task list` / `ratchet status` without a task.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const taskList = (views: ReadonlyArray<TaskView.TaskView>, s: Style): string => {
+  if (views.length === 0) return `No tasks yet. Create one: ratchet task create --goal "…"`
+  const width = Math.max(...views.map((view) => view.state.length))
+  return views
+    .map((view) => `${s.bold(view.taskId)}  ${view.state.padEnd(width)}  ${view.lease.status === "free" ? "    " : "🔒  "}${view.goal}`)
+    .join("\n")
+}
+
+/**
+ * A gate record.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const gate = (record: Gate.Gate, s: Style): string => {
+  const lines = [`${record.decision === "CLEAR" ? s.green("CLEAR") : s.yellow("HOLD")}  ${record.kind}: ${record.from} → ${record.to}`]
+  for (const reason of record.reasons) lines.push(`  - ${reason.code}: ${reason.message}`)
+  for (const action of record.requiredActions) {
+    lines.push(`  → ${action.description}${action.command === undefined ? "" : `: ${action.command}`}`)
+  }
+  return lines.join("\n")
+}
+
+/**
+ * `ratchet gate <task>`.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const explanation = (explained: Explain.Explanation, s: Style): string =>
+  explained.gate === null
+    ? `${explained.decision === "ALLOWED" ? s.green("ALLOWED") : s.red("FORBIDDEN")}  ${explained.from} → ${explained.to}\n${explained.explanation}`
+    : gate(explained.gate, s)
+
+/**
+ * One line of `ratchet log <task>`.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const logLine = (stored: EventStore.StoredEvent): string =>
+  [
+    String(stored.lsn).padStart(6),
+    new Date(stored.event.at).toISOString(),
+    stored.event._tag.padEnd(20),
+    `${stored.event.actor.kind}:${stored.event.actor.id}`,
+    stored.epoch === null ? "" : `epoch ${stored.epoch}`
+  ].join("  ").trimEnd()
+
+/**
+ * One NDJSON line of `ratchet log <task> --json`.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const logRecord = (stored: EventStore.StoredEvent, encode: (event: EventStore.StoredEvent["event"]) => unknown) => ({
+  lsn: stored.lsn,
+  at: new Date(stored.event.at).toISOString(),
+  recordedAt: new Date(stored.recordedAt).toISOString(),
+  type: stored.event._tag,
+  actor: stored.event.actor,
+  epoch: stored.epoch,
+  version: stored.version,
+  branch: stored.branch,
+  operationId: stored.operationId,
+  event: encode(stored.event)
+})

@@ -1,0 +1,214 @@
+/**
+ * The `ratchet` entry point: parse, locate the project, wire the store, run one command, print its
+ * result (text, or one JSON document with `--json`) and exit with the brief's codes: 0 done or
+ * CLEAR, 2 invalid input, 3 HOLD, 4 conflict, 1 unexpected.
+ *
+ * @since 0.1.0
+ */
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Controller from "@ratchet/controller/Controller"
+import * as ControllerError from "@ratchet/controller/ControllerError"
+import * as Workspace from "@ratchet/controller/Workspace"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Args from "./Args.js"
+import * as Commands from "./Commands.js"
+import * as Help from "./Help.js"
+import * as Render from "./Render.js"
+import * as Store from "./Store.js"
+
+declare const __RATCHET_VERSION__: string | undefined
+
+const version = typeof __RATCHET_VERSION__ === "string" ? __RATCHET_VERSION__ : "0.0.0-source"
+
+const exitCodeOf: Record<ControllerError.ExitClass, number> = { unexpected: 1, invalid: 2, hold: 3, conflict: 4 }
+
+const actorKinds = ["user", "agent", "runner", "verifier", "system"] as const
+
+/** `RATCHET_ACTOR=kind:id`, or the login name as a user. */
+const actorOf = (command: string): Commands.Env["actor"] | Args.UsageError => {
+  const raw = process.env["RATCHET_ACTOR"]
+  if (raw === undefined || raw === "") {
+    let login = "unknown"
+    try {
+      login = os.userInfo().username || "unknown"
+    } catch {
+      // No passwd entry (some containers): the numeric identity still says who.
+      login = `uid-${process.getuid?.() ?? "unknown"}`
+    }
+    return { kind: "user", id: login }
+  }
+  const match = /^(user|agent|runner|verifier|system):(.{1,200})$/s.exec(raw)
+  if (match === null) {
+    return new Args.UsageError({
+      command,
+      field: "RATCHET_ACTOR",
+      reason: `${JSON.stringify(raw.slice(0, 80))} is not kind:id.`,
+      fix: `Set it to one of ${actorKinds.map((k) => `${k}:<id>`).join(", ")}, or unset it.`
+    })
+  }
+  return { kind: match[1] as (typeof actorKinds)[number], id: match[2] as string }
+}
+
+/** The error as a JSON value: its tag, message and fields. */
+const errorJson = (error: unknown): Record<string, unknown> => {
+  if (typeof error === "object" && error !== null) {
+    const fields: Record<string, unknown> = {}
+    for (const [key, value] of Object.entries(error)) {
+      if (key !== "stack" && key !== "cause") fields[key] = value
+    }
+    return { ...fields, _tag: (error as { _tag?: unknown })._tag ?? "Error", message: (error as { message?: unknown }).message }
+  }
+  return { _tag: "Error", message: String(error) }
+}
+
+interface Io {
+  readonly json: boolean
+  readonly verbose: boolean
+  readonly command: string
+}
+
+const print = (text: string) => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`)
+
+const fail = (io: Io, code: number, error: unknown, extra: string | null = null): number => {
+  const style = Render.style(Render.colourFor(process.stderr))
+  if (io.json) {
+    print(JSON.stringify({ ok: false, command: io.command, exitCode: code, error: errorJson(error) }))
+  } else {
+    const tag = (error as { _tag?: unknown })?._tag
+    if (tag === "@ratchet/kernel/TaskCommandHeld") {
+      const held = error as { gate: Parameters<typeof Render.gate>[0] }
+      process.stderr.write(`${Render.gate(held.gate, style)}\n`)
+    } else {
+      const message = error instanceof Error || (typeof error === "object" && error !== null && "message" in error)
+        ? String((error as { message: unknown }).message)
+        : String(error)
+      process.stderr.write(`${style.red("error")}: ${message}\n`)
+    }
+  }
+  if (extra !== null) process.stderr.write(`${extra}\n`)
+  return code
+}
+
+const runInit = (parsed: Args.Parsed, env: Commands.Env) =>
+  Effect.gen(function*() {
+    const name = parsed.options["name"]
+    const initialised = yield* Workspace.make.init(env.cwd, typeof name === "string" ? { displayName: name } : {})
+    // Opening the store applies its migrations; the scope closes it again.
+    yield* Effect.scoped(Layer.build(Store.store()))
+    const where = Store.engine() === "postgres"
+      ? "PostgreSQL (RATCHET_DATABASE_URL)"
+      : path.join(process.env["RATCHET_HOME"] ?? "~/.ratchet", "ratchet.db")
+    return {
+      exit: 0,
+      json: {
+        created: initialised.created,
+        root: initialised.root,
+        projectFile: initialised.projectFile,
+        projectId: initialised.project.projectId,
+        displayName: initialised.project.displayName,
+        workspaceId: initialised.workspaceId,
+        store: Store.engine()
+      },
+      text: [
+        initialised.created ? `Initialised Ratchet project ${initialised.project.projectId}` : `Already a Ratchet project: ${initialised.project.projectId}`,
+        `project file: ${initialised.projectFile}`,
+        `workspace:    ${initialised.workspaceId}`,
+        `store:        ${where}`,
+        `next: ratchet task create --goal "…"`
+      ].join("\n")
+    } satisfies Commands.Outcome
+  })
+
+/**
+ * Runs `argv` and resolves to the exit code.
+ *
+ * @since 0.1.0
+ * @category main
+ */
+export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
+  const json = argv.includes("--json")
+  const verbose = argv.includes("--verbose")
+  const first = argv[0]
+  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+    const topic = first === "help" ? argv.slice(1).filter((a) => !a.startsWith("-")) : []
+    if (topic.length > 0) {
+      const found = Commands.find(topic.length === 1 && topic[0] === "brief" ? ["brief", "_", "ask"] : topic)
+      if (found === null) return fail({ json, verbose, command: "help" }, 2, unknownCommand(topic))
+      print(Help.command(found.spec))
+      return 0
+    }
+    if (argv.includes("--markdown")) print(Help.reference())
+    else if (json) print(JSON.stringify({ ok: true, command: "help", version, commands: Commands.commands.map((c) => ({ name: c.name, usage: c.usage, summary: c.summary })) }))
+    else print(Help.main())
+    return 0
+  }
+  if (first === "--version" || first === "-V") {
+    print(json ? JSON.stringify({ ok: true, version }) : version)
+    return 0
+  }
+  const found = Commands.find(argv)
+  if (found === null) return fail({ json, verbose, command: first }, 2, unknownCommand(argv))
+  const { spec, rest } = found
+  const io: Io = { json, verbose, command: spec.name }
+  const parsed = Args.parse(spec.name, rest, spec.positionals, spec.options)
+  if (parsed instanceof Args.UsageError) return fail(io, 2, parsed, `Usage: ${spec.usage}`)
+  if (parsed.options["help"] === true) {
+    print(Help.command(spec))
+    return 0
+  }
+  const actor = actorOf(spec.name)
+  if (actor instanceof Args.UsageError) return fail(io, 2, actor)
+  const cwdOption = parsed.options["cwd"]
+  const env: Commands.Env = {
+    cwd: path.resolve(typeof cwdOption === "string" ? cwdOption : process.cwd()),
+    json,
+    style: Render.style(Render.colourFor(process.stdout)),
+    actor,
+    write: (text) => process.stdout.write(text)
+  }
+
+  const program: Effect.Effect<Commands.Outcome, unknown> = spec.name === "init"
+    ? runInit(parsed, env)
+    : spec.needs === "standalone"
+    ? spec.run(parsed, env).pipe(Effect.provideServiceEffect(Controller.Controller, Effect.dieMessage(`${spec.name} opens no store`)))
+    : Effect.flatMap(Workspace.make.locate(env.cwd), (project) =>
+      spec.run(parsed, env).pipe(Effect.provide(Store.controller(project))))
+
+  const exit = await Effect.runPromiseExit(program)
+  if (Exit.isSuccess(exit)) {
+    const outcome = exit.value
+    if (json && outcome.json !== null) print(JSON.stringify({ ok: true, command: spec.name, ...outcome.json }))
+    else if (!json && outcome.text !== null) print(outcome.text)
+    return outcome.exit
+  }
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    return fail(io, exitCodeOf[ControllerError.exitClassOf(error)], error)
+  }
+  // A defect: a bug, not a refusal. The cause goes to stderr only when asked for.
+  const defect = Cause.squash(exit.cause)
+  return fail(
+    io,
+    1,
+    { _tag: "UnexpectedError", message: `unexpected: ${defect instanceof Error ? defect.message : String(defect)}` },
+    verbose ? Cause.pretty(exit.cause) : "Run again with --verbose for the full cause, and report it if it persists."
+  )
+}
+
+const unknownCommand = (argv: ReadonlyArray<string>) => {
+  const typed = argv.filter((a) => !a.startsWith("-")).slice(0, 2).join(" ")
+  const names = Commands.commands.map((c) => c.name)
+  const close = names.filter((name) => name.startsWith(argv[0] ?? "\u0000") || (argv[0] ?? "").startsWith(name.split(" ")[0] ?? "\u0000"))
+  return new Args.UsageError({
+    command: typed,
+    field: "command",
+    reason: `"${typed.slice(0, 80)}" is not a ratchet command.`,
+    fix: close.length > 0 ? `Did you mean: ${close.map((n) => `ratchet ${n}`).join(", ")}? See ratchet --help.` : "See ratchet --help."
+  })
+}

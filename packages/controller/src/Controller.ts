@@ -1,0 +1,730 @@
+/**
+ * The canonical command API: every use case of a task's lifecycle once, as typed commands and
+ * typed results. The `ratchet` CLI, the MCP server and the host hooks are thin transports over it.
+ *
+ * Every write is the same loop, the one the durability model describes: read the task summary (a
+ * read model, O(1) in history) and the lease, let the kernel decide the command, append what it
+ * decided with the expected stream version and the presented lease epoch, and re-decide if the
+ * task moved in between. The store checks both in the append's own transaction, so a refusal here
+ * has written nothing. After a write, the task's projections (`.ratchet/tasks/…/*.md`) are
+ * rewritten; a projection that cannot be written is a warning, never a failed command, because the
+ * store is the authority and the next write rewrites it.
+ *
+ * Writes present no lease epoch unless the invocation carries one (`--lease-epoch`): a task whose
+ * lease another writer holds is a {@link ControllerError.LeaseConflict} naming the holder.
+ *
+ * @since 0.1.0
+ */
+import type * as Digest from "@ratchet/kernel/Digest"
+import type * as Event from "@ratchet/kernel/Event"
+import * as KernelPlan from "@ratchet/kernel/Plan"
+import * as KernelSpec from "@ratchet/kernel/Spec"
+import * as Task from "@ratchet/kernel/Task"
+import * as LeaseError from "@ratchet/lease/LeaseError"
+import * as LeaseManager from "@ratchet/lease/LeaseManager"
+import * as Owner from "@ratchet/lease/Owner"
+import * as EventStore from "@ratchet/storage/EventStore"
+import * as ReadModel from "@ratchet/storage/ReadModel"
+import type { StorageError } from "@ratchet/storage/StorageError"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
+import * as ContractFile from "./ContractFile.js"
+import * as ControllerError from "./ControllerError.js"
+import * as Explain from "./Explain.js"
+import * as Preflight from "./Preflight.js"
+import * as Projection from "./Projection.js"
+import * as TaskView from "./TaskView.js"
+import type * as Workspace from "./Workspace.js"
+
+/**
+ * The project this controller serves: the located checkout (its root, project file and workspace).
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class Project extends Context.Tag("@ratchet/controller/Project")<Project, Workspace.Located>() {}
+
+/**
+ * Who is asking, and under which lease epoch (when the caller works under a lease it holds).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Invocation {
+  readonly actor: Event.Actor
+  readonly leaseEpoch?: number | undefined
+}
+
+/**
+ * The result of a write: the task after it, what was appended, and what could not be projected.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Written {
+  readonly task: TaskView.TaskView
+  readonly events: ReadonlyArray<Event.Event["_tag"]>
+  readonly firstLsn: number | null
+  readonly lastLsn: number | null
+  readonly projection: string | null
+  readonly warnings: ReadonlyArray<string>
+}
+
+/**
+ * What an approval shows the person before they type the digest's first characters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ApprovalSubject {
+  readonly taskId: string
+  readonly subject: "restatement" | "spec" | "plan" | "reopen"
+  readonly digest: Digest.Digest
+  /** The thing approved, as text: the restatement, or the rendered spec or plan. */
+  readonly text: string
+}
+
+/**
+ * How many characters of the digest's hex a person types to approve.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const confirmationLength = 8
+
+/**
+ * The characters a person types to confirm `digest`: the first {@link confirmationLength} hex
+ * characters after `sha256:`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const confirmationOf = (digest: string): string =>
+  digest.slice(digest.indexOf(":") + 1, digest.indexOf(":") + 1 + confirmationLength)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ReadError = ControllerError.TaskNotFound | ControllerError.InvalidRequest | EventStore.InvalidRequest | StorageError
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type WriteError =
+  | ReadError
+  | Task.Refused
+  | Task.Held
+  | ControllerError.LeaseConflict
+  | ControllerError.WriteConflict
+  | EventStore.AppendError
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  readonly project: Workspace.Located
+  /** Creates a task and begins its interview (after the setup check), in one append. */
+  readonly createTask: (input: { readonly goal: string; readonly slug?: string | undefined }, invocation: Invocation) => Effect.Effect<Written, WriteError>
+  readonly listTasks: Effect.Effect<ReadonlyArray<TaskView.TaskView>, EventStore.InvalidRequest | StorageError>
+  readonly status: (taskId: string) => Effect.Effect<TaskView.TaskView, ReadError>
+  readonly ask: (taskId: string, input: { readonly text: string; readonly blocking: boolean }, invocation: Invocation) => Effect.Effect<Written & { readonly questionId: string }, WriteError>
+  readonly answer: (
+    taskId: string,
+    input: { readonly questionId: string; readonly text: string; readonly source: "user" | "code" | "research" },
+    invocation: Invocation
+  ) => Effect.Effect<Written, WriteError>
+  readonly restate: (taskId: string, text: string, invocation: Invocation) => Effect.Effect<Written, WriteError>
+  readonly closeBrief: (taskId: string, invocation: Invocation) => Effect.Effect<Written, WriteError>
+  /** Proposes the spec read from `file`; an editorial-only change appends nothing. */
+  readonly proposeSpec: (taskId: string, file: string, invocation: Invocation) => Effect.Effect<
+    Written & { readonly digest: Digest.Digest; readonly changed: ReadonlyArray<KernelSpec.SemanticField> },
+    WriteError | ContractFile.ContractFileError
+  >
+  readonly proposePlan: (taskId: string, file: string, invocation: Invocation) => Effect.Effect<
+    Written & { readonly digest: Digest.Digest },
+    WriteError | ContractFile.ContractFileError
+  >
+  readonly preflight: (taskId: string, invocation: Invocation) => Effect.Effect<
+    Written & { readonly observation: Event.PreflightObservation },
+    WriteError | Preflight.PreflightError
+  >
+  /** What approving `subject` would approve, to show before asking for the confirmation. */
+  readonly approvalSubject: (taskId: string, subject: ApprovalSubject["subject"]) => Effect.Effect<ApprovalSubject, ReadError>
+  /**
+   * Records a receipt for `subject` at `digest` (the one the person was shown) on `channel`; the
+   * kernel judges it (only a user on a terminal, only the current digest).
+   */
+  readonly approve: (
+    taskId: string,
+    input: { readonly subject: "restatement" | "spec" | "plan"; readonly digest: Digest.Digest; readonly channel: string },
+    invocation: Invocation
+  ) => Effect.Effect<Written, WriteError>
+  readonly pause: (taskId: string, reason: string | undefined, invocation: Invocation) => Effect.Effect<Written, WriteError>
+  /** Leaves PAUSED, or resumes the interview out of REOPENED. */
+  readonly resume: (taskId: string, invocation: Invocation) => Effect.Effect<Written, WriteError>
+  readonly cancel: (taskId: string, reason: string, invocation: Invocation) => Effect.Effect<Written, WriteError>
+  /** Reopens; out of FAILED only with a receipt (`confirmation`) given on a terminal. */
+  readonly reopen: (
+    taskId: string,
+    input: { readonly reason: string; readonly confirmation?: { readonly digest: Digest.Digest; readonly channel: string } | undefined },
+    invocation: Invocation
+  ) => Effect.Effect<Written, WriteError>
+  readonly unblock: (
+    taskId: string,
+    input: { readonly to: "RUNNING" | "VERIFYING"; readonly resolution: string },
+    invocation: Invocation
+  ) => Effect.Effect<Written, WriteError | Preflight.PreflightError>
+  readonly gate: (taskId: string, to: Task.State | undefined) => Effect.Effect<Explain.Explanation, ReadError>
+  readonly log: (taskId: string) => Effect.Effect<
+    Stream.Stream<EventStore.StoredEvent, EventStore.BranchNotFound | EventStore.InvalidRequest | StorageError>,
+    ReadError
+  >
+  readonly lease: {
+    readonly show: (taskId: string) => Effect.Effect<LeaseManager.Observation, ReadError>
+    readonly acquire: (taskId: string, identity: LeaseIdentity) => Effect.Effect<LeaseManager.Lease, ReadError | LeaseManager.AcquireError | Owner.InvalidOwner>
+    readonly heartbeat: (taskId: string, epoch: number) => Effect.Effect<LeaseManager.Lease, ReadError | LeaseError.LeaseLost | LeaseError.LeaseNotHeld>
+    readonly release: (
+      taskId: string,
+      epoch: number,
+      actor: Event.Actor
+    ) => Effect.Effect<void, ReadError | LeaseManager.ReleaseError | LeaseError.LeaseLost>
+    readonly takeover: (taskId: string, identity: LeaseIdentity) => Effect.Effect<LeaseManager.Takeover, ReadError | LeaseManager.TakeoverError | Owner.InvalidOwner>
+  }
+}
+
+/**
+ * Who takes a lease from a transport: the host (`cli`, `claude-code`, …) and its session, in this
+ * checkout's workspace and this process.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LeaseIdentity {
+  readonly host: string
+  readonly sessionRef?: string | undefined
+  readonly actor: Event.Actor
+}
+
+/**
+ * @since 0.1.0
+ * @category services
+ */
+export class Controller extends Context.Tag("@ratchet/controller/Controller")<Controller, Service>() {}
+
+/** How many times a write is re-decided after the task moved under it. */
+const maxAttempts = 5
+
+const TaskIdSchema = EventStore.Id
+
+/**
+ * A new task id: `t-` and 8 hex characters (32 random bits; the stream id must be unique across the
+ * store, and ids are typed by people).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const newTaskId = (): string => `t-${crypto.randomUUID().replace(/-/g, "").slice(0, 8)}`
+
+/**
+ * A file-name-safe slug of a goal: lowercase ASCII letters and digits joined by `-`, at most 40
+ * characters; `task` when nothing is left.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const slugOf = (goal: string): string => {
+  const slug = goal
+    .normalize("NFKD")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40)
+    .replace(/-+$/, "")
+  return slug.length === 0 ? "task" : slug
+}
+
+const validSlug = /^[a-z0-9][a-z0-9-]{0,39}$/
+
+/**
+ * A controller for the context's project over the context's store and lease manager.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<
+  Service,
+  never,
+  Project | EventStore.EventStore | ReadModel.ReadModels | LeaseManager.LeaseManager
+> = Effect.gen(function*() {
+  const project = yield* Project
+  const store = yield* EventStore.EventStore
+  const models = yield* ReadModel.ReadModels
+  const leases = yield* LeaseManager.LeaseManager
+  const projectId = project.project.projectId
+
+  const checkId = (taskId: string) =>
+    Either.isRight(Schema.decodeUnknownEither(TaskIdSchema)(taskId))
+      ? Effect.succeed(taskId)
+      : Effect.fail(
+        new ControllerError.InvalidRequest({
+          field: "task",
+          reason: `${JSON.stringify(taskId.slice(0, 140))} is not a task id (1 to 128 characters from A-Z a-z 0-9 . _ : -).`,
+          fix: "List this project's tasks with: ratchet task list"
+        })
+      )
+
+  /** The stored summary of a task of this project, or `TaskNotFound`. */
+  const summaryOf = (taskId: string) =>
+    Effect.gen(function*() {
+      yield* checkId(taskId)
+      const summary = yield* models.taskSummary(taskId)
+      if (summary === null || summary.projectId !== projectId) {
+        return yield* new ControllerError.TaskNotFound({ taskId, projectId })
+      }
+      return summary
+    })
+
+  const key = (taskId: string): LeaseManager.Key => ({ projectId, taskId })
+
+  const viewOf = (summary: ReadModel.TaskSummary) =>
+    Effect.map(leases.observe(key(summary.streamId)), (lease) =>
+      TaskView.make(summary.task, { version: summary.version, lastLsn: summary.lastLsn }, lease))
+
+  const project_ = (task: Task.Task) =>
+    Projection.write(project.root, task).pipe(
+      Effect.map((written) => ({ directory: written.directory as string | null, warnings: [] as ReadonlyArray<string> })),
+      Effect.catchAll((error) => Effect.succeed({ directory: null, warnings: [error.message] }))
+    )
+
+  /**
+   * The write loop: decide `build`'s command against the stored task and append its events under
+   * the expected version and the invocation's epoch; re-decide when the task moved.
+   */
+  const write = <E, R>(
+    taskId: string | null,
+    invocation: Invocation,
+    build: (aggregate: Task.Aggregate, at: number) => Effect.Effect<ReadonlyArray<Task.Command>, E, R>,
+    streamId: string = taskId ?? ""
+  ): Effect.Effect<Written, WriteError | E, R> =>
+    Effect.gen(function*() {
+      for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+        const summary = taskId === null ? null : yield* summaryOf(taskId)
+        const aggregate: Task.Aggregate = summary === null ? Task.initial : summary.task
+        const version = summary?.version ?? 0
+        const presented = invocation.leaseEpoch ?? null
+        if (summary !== null) {
+          const lease = yield* models.lease(projectId, streamId)
+          if (lease !== null && lease.held && presented === null) {
+            return yield* new ControllerError.LeaseConflict({
+              taskId: streamId,
+              presented,
+              epoch: lease.epoch,
+              held: true,
+              holder: describeOwner(lease.owner),
+              deadline: lease.heartbeatAt + lease.graceMs
+            })
+          }
+        }
+        const at = yield* Clock.currentTimeMillis
+        const commands = yield* build(aggregate, at)
+        // Decide every command against the state the previous ones leave.
+        let state = aggregate
+        const events: Array<Event.Event> = []
+        for (const command of commands) {
+          const decision = Task.decide(command, state)
+          if (Either.isLeft(decision)) return yield* decision.left
+          for (const event of decision.right) {
+            events.push(event)
+            state = Task.evolve(state, event)
+          }
+        }
+        if (state._tag === "Absent") return yield* Effect.die(new Error("a write that leaves no task"))
+        if (events.length === 0) {
+          const view = yield* viewOf({ ...(summary as ReadModel.TaskSummary) })
+          return { task: view, events: [], firstLsn: null, lastLsn: null, projection: null, warnings: [] } satisfies Written
+        }
+        const appended = yield* store.append({
+          projectId,
+          streamId,
+          expectedVersion: version,
+          epoch: presented,
+          operationId: `op-${crypto.randomUUID()}`,
+          events
+        }).pipe(
+          Effect.map((result) => ({ _tag: "ok" as const, result })),
+          Effect.catchTag("@ratchet/storage/VersionConflict", () => Effect.succeed({ _tag: "moved" as const })),
+          Effect.catchTag("@ratchet/storage/StaleEpoch", (stale) =>
+            Effect.flatMap(models.lease(projectId, streamId), (lease) =>
+              Effect.fail(
+                new ControllerError.LeaseConflict({
+                  taskId: streamId,
+                  presented,
+                  epoch: stale.current,
+                  held: stale.held,
+                  holder: lease !== null && lease.held ? describeOwner(lease.owner) : null,
+                  deadline: lease !== null && lease.held ? lease.heartbeatAt + lease.graceMs : null
+                })
+              )))
+        )
+        if (appended._tag === "moved") continue
+        const after = yield* summaryOf(streamId)
+        const projected = yield* project_(after.task)
+        return {
+          task: yield* viewOf(after),
+          events: events.map((event) => event._tag),
+          firstLsn: appended.result.firstLsn,
+          lastLsn: appended.result.lastLsn,
+          projection: projected.directory,
+          warnings: projected.warnings
+        } satisfies Written
+      }
+      return yield* new ControllerError.WriteConflict({ taskId: streamId, attempts: maxAttempts })
+    })
+
+  /** A write of one command built from the existing task. */
+  const command = <E = never, R = never>(
+    taskId: string,
+    invocation: Invocation,
+    build: (task: Task.Task, meta: { readonly actor: Event.Actor; readonly at: number }) => Effect.Effect<Task.Command, E, R> | Task.Command
+  ) =>
+    write(taskId, invocation, (aggregate, at) => {
+      if (aggregate._tag === "Absent") return Effect.die(new Error("summaryOf returned an absent task"))
+      const built = build(aggregate, { actor: invocation.actor, at })
+      return Effect.isEffect(built) ? Effect.map(built, (c) => [c]) : Effect.succeed([built])
+    })
+
+  const createTask: Service["createTask"] = (input, invocation) => {
+    const goal = input.goal.trim()
+    if (goal.length === 0 || goal.length > 4096) {
+      return Effect.fail(
+        new ControllerError.InvalidRequest({
+          field: "--goal",
+          reason: goal.length === 0 ? "the goal is empty." : `the goal has ${goal.length} characters; at most 4096.`,
+          fix: `Say in one sentence what the task must achieve: ratchet task create --goal "…"`
+        })
+      )
+    }
+    const slug = input.slug ?? slugOf(goal)
+    if (!validSlug.test(slug)) {
+      return Effect.fail(
+        new ControllerError.InvalidRequest({
+          field: "--slug",
+          reason: `${JSON.stringify(slug.slice(0, 60))} is not a slug.`,
+          fix: "Use 1 to 40 lowercase letters, digits and dashes, starting with a letter or digit, or leave it out."
+        })
+      )
+    }
+    const taskId = newTaskId()
+    const meta = (at: number) => ({ actor: invocation.actor, at })
+    return write(null, invocation, (_aggregate, at) =>
+      Effect.succeed<ReadonlyArray<Task.Command>>([
+        { _tag: "CreateTask", ...meta(at), taskId, projectId, goal, slug },
+        // The setup check: this controller exists only for an initialised project on an open store.
+        { _tag: "BeginInterview", ...meta(at), projectInitialized: true, storeWritable: true }
+      ]), taskId)
+  }
+
+  const listTasks: Service["listTasks"] = Effect.flatMap(models.listTasks(projectId), (summaries) =>
+    Effect.forEach(summaries, viewOf))
+
+  const status: Service["status"] = (taskId) => Effect.flatMap(summaryOf(taskId), viewOf)
+
+  const ask: Service["ask"] = (taskId, input, invocation) =>
+    Effect.gen(function*() {
+      let questionId = ""
+      const written = yield* command(taskId, invocation, (task, meta) => {
+        questionId = `Q-${task.brief.questions.length + 1}`
+        return { _tag: "AskQuestion", ...meta, questionId, text: input.text, blocking: input.blocking }
+      })
+      return { ...written, questionId }
+    })
+
+  const answer: Service["answer"] = (taskId, input, invocation) =>
+    command(taskId, invocation, (_task, meta) => ({
+      _tag: "AnswerQuestion",
+      ...meta,
+      questionId: input.questionId,
+      answer: input.text,
+      source: input.source
+    }))
+
+  const restate: Service["restate"] = (taskId, text, invocation) =>
+    command(taskId, invocation, (_task, meta) => ({ _tag: "Restate", ...meta, text }))
+
+  const closeBrief: Service["closeBrief"] = (taskId, invocation) =>
+    command(taskId, invocation, (_task, meta) => ({ _tag: "CloseBrief", ...meta }))
+
+  const proposeSpec: Service["proposeSpec"] = (taskId, file, invocation) =>
+    Effect.gen(function*() {
+      yield* summaryOf(taskId)
+      const bytes = yield* ContractFile.readBounded(file)
+      const document = yield* Either.match(ContractFile.decodeSpec(file, bytes), { onLeft: Effect.fail, onRight: Effect.succeed })
+      const digest = KernelSpec.digest(document.semantic)
+      let changed: ReadonlyArray<KernelSpec.SemanticField> = []
+      const written = yield* command(taskId, invocation, (task, meta) => {
+        changed = task.spec === null ? [] : KernelSpec.semanticChanges(task.spec.spec, document.semantic)
+        return { _tag: "ProposeSpec", ...meta, spec: document.semantic }
+      })
+      return { ...written, digest, changed }
+    })
+
+  const proposePlan: Service["proposePlan"] = (taskId, file, invocation) =>
+    Effect.gen(function*() {
+      const summary = yield* summaryOf(taskId)
+      const bytes = yield* ContractFile.readBounded(file)
+      let digest: Digest.Digest | null = null
+      const written = yield* command(taskId, invocation, (task, meta): Effect.Effect<
+        Task.Command,
+        ContractFile.ContractFileError | ControllerError.InvalidRequest
+      > => {
+        const spec = task.spec
+        if (spec === null) {
+          return Effect.fail(
+            new ControllerError.InvalidRequest({
+              field: "task",
+              reason: `task ${taskId} has no spec yet; a plan is made for an approved spec.`,
+              fix: `Propose the spec first: ratchet spec ${taskId} --file spec.md`
+            })
+          )
+        }
+        return Either.match(ContractFile.decodePlan(file, bytes, spec.spec), {
+          onLeft: (error) => Effect.fail(error),
+          onRight: (plan) => {
+            digest = KernelPlan.digest(plan)
+            return Effect.succeed<Task.Command>({ _tag: "ProposePlan", ...meta, plan })
+          }
+        })
+      })
+      void summary
+      return { ...written, digest: digest as unknown as Digest.Digest }
+    })
+
+  const preflight: Service["preflight"] = (taskId, invocation) =>
+    Effect.gen(function*() {
+      let observation: Event.PreflightObservation | null = null
+      const written = yield* command(taskId, invocation, (task, meta) =>
+        task.spec === null
+          ? Effect.succeed<Task.Command>({
+            _tag: "RecordPreflight",
+            ...meta,
+            observation: { head: null, dirtyPaths: [], missingPaths: [], invalidScopes: [] }
+          })
+          : Effect.map(Preflight.inspect(project.root, task.spec.spec), (seen): Task.Command => {
+            observation = seen
+            return { _tag: "RecordPreflight", ...meta, observation: seen }
+          }))
+      return { ...written, observation: observation ?? { head: null, dirtyPaths: [], missingPaths: [], invalidScopes: [] } }
+    })
+
+  const approvalSubject: Service["approvalSubject"] = (taskId, subject) =>
+    Effect.gen(function*() {
+      const summary = yield* summaryOf(taskId)
+      const task = summary.task
+      const missing = (what: string, fix: string) =>
+        Effect.fail(new ControllerError.InvalidRequest({ field: "subject", reason: `task ${taskId} has no ${what} to approve.`, fix }))
+      switch (subject) {
+        case "restatement":
+          return task.brief.restatement === null
+            ? yield* missing("restatement", `Restate the goal first: ratchet brief ${taskId} restate "…"`)
+            : { taskId, subject, digest: task.brief.restatement.digest, text: task.brief.restatement.text }
+        case "spec":
+          return task.spec === null
+            ? yield* missing("spec", `Propose one first: ratchet spec ${taskId} --file spec.md`)
+            : { taskId, subject, digest: task.spec.digest, text: Projection.render(task)["spec.md"] ?? "" }
+        case "plan":
+          return task.plan === null
+            ? yield* missing("plan", `Propose one first: ratchet plan ${taskId} --file plan.yaml`)
+            : { taskId, subject, digest: task.plan.digest, text: Projection.render(task)["plan.md"] ?? "" }
+        case "reopen":
+          return task.spec === null
+            ? yield* missing("spec", "A task without a spec has nothing to reopen.")
+            : { taskId, subject, digest: task.spec.digest, text: `Reopen task ${taskId} (${task.state}): ${task.goal}` }
+      }
+    })
+
+  const receipt = (subject: Event.ReceiptSubject, digest: Digest.Digest, channel: string, actor: Event.Actor, at: number): Event.Receipt => ({
+    subject,
+    digest,
+    actor,
+    channel,
+    at
+  })
+
+  const approve: Service["approve"] = (taskId, input, invocation) =>
+    command(taskId, invocation, (_task, meta) => {
+      const given = receipt(input.subject, input.digest, input.channel, meta.actor, meta.at)
+      switch (input.subject) {
+        case "restatement":
+          return { _tag: "ApproveRestatement", ...meta, receipt: given }
+        case "spec":
+          return { _tag: "ApproveSpec", ...meta, receipt: given }
+        case "plan":
+          return { _tag: "ApprovePlan", ...meta, receipt: given }
+      }
+    })
+
+  const pause: Service["pause"] = (taskId, reason, invocation) =>
+    command(taskId, invocation, (_task, meta) => ({ _tag: "Pause", ...meta, ...(reason === undefined ? {} : { reason }) }))
+
+  const resume: Service["resume"] = (taskId, invocation) =>
+    command(taskId, invocation, (task, meta) =>
+      task.state === "REOPENED" ? { _tag: "ResumeInterview", ...meta } : { _tag: "Resume", ...meta })
+
+  const cancel: Service["cancel"] = (taskId, reason, invocation) =>
+    command(taskId, invocation, (_task, meta) => ({ _tag: "Cancel", ...meta, reason }))
+
+  const reopen: Service["reopen"] = (taskId, input, invocation) =>
+    command(taskId, invocation, (_task, meta) => ({
+      _tag: "Reopen",
+      ...meta,
+      reason: input.reason,
+      receipt: input.confirmation === undefined
+        ? null
+        : receipt("reopen", input.confirmation.digest, input.confirmation.channel, meta.actor, meta.at)
+    }))
+
+  /** Plan steps with no terminal attempt on the current run. */
+  const pendingStepsOf = (task: Task.Task) =>
+    Effect.map(models.attempts(task.taskId), (attempts) => {
+      if (task.plan === null) return []
+      const runId = task.run?.runId
+      const terminal = new Set(
+        attempts
+          .filter((row) => row.runId === runId && row.state !== "Pending" && row.state !== "Running")
+          .map((row) => row.stepId)
+      )
+      return task.plan.plan.steps.map((step) => step.id).filter((id) => !terminal.has(id))
+    })
+
+  const unblock: Service["unblock"] = (taskId, input, invocation) =>
+    command(taskId, invocation, (task, meta) =>
+      Effect.gen(function*() {
+        const pendingSteps = yield* pendingStepsOf(task)
+        // Until the runner records the tree a blocker was raised against, any uncommitted change
+        // outside `.ratchet/` counts as a code change (ADR 0009): the conservative reading.
+        const observed = task.spec === null ? null : yield* Preflight.inspect(project.root, task.spec.spec)
+        const codeChanged = observed !== null && observed.dirtyPaths.some((path) => !path.startsWith(".ratchet/"))
+        return { _tag: "Unblock", ...meta, to: input.to, resolution: input.resolution, codeChanged, pendingSteps } satisfies Task.Command
+      }))
+
+  const gate: Service["gate"] = (taskId, to) =>
+    Effect.gen(function*() {
+      const summary = yield* summaryOf(taskId)
+      const observation = yield* leases.observe(key(taskId))
+      const pendingSteps = yield* pendingStepsOf(summary.task)
+      return Explain.explain(summary.task, to, {
+        now: yield* Clock.currentTimeMillis,
+        leaseHeld: observation.status !== "free",
+        pendingSteps
+      })
+    })
+
+  const log: Service["log"] = (taskId) =>
+    Effect.map(summaryOf(taskId), () => store.read({ streamId: taskId }))
+
+  const owner = (identity: LeaseIdentity) =>
+    Owner.current({
+      workspaceId: project.workspaceId,
+      host: identity.host,
+      ...(identity.sessionRef === undefined ? {} : { sessionRef: identity.sessionRef })
+    })
+
+  /**
+   * The held lease at `epoch` as the lease manager's value, for a process other than its taker (a
+   * script's `ratchet lease heartbeat`): the epoch is the capability, the owner is the row's. A
+   * lease no longer held is `LeaseLost` for a heartbeat and `LeaseNotHeld` for a release.
+   */
+  const heldAt = (taskId: string, epoch: number, operation: "heartbeat" | "release") =>
+    Effect.gen(function*() {
+      const row = yield* models.lease(projectId, taskId)
+      if (row === null || !row.held) {
+        return yield* operation === "heartbeat"
+          ? Effect.fail(new LeaseError.LeaseLost({ projectId, taskId, epoch, currentEpoch: row?.epoch ?? null, held: false }))
+          : Effect.fail(new LeaseError.LeaseNotHeld({ projectId, taskId, operation, lastEpoch: row?.epoch ?? null }))
+      }
+      return {
+        projectId,
+        taskId,
+        branch: EventStore.mainBranch,
+        epoch,
+        owner: row.owner,
+        heartbeatMs: leases.settings.heartbeatMs,
+        graceMs: row.graceMs,
+        acquiredAt: row.acquiredAt,
+        heartbeatAt: row.heartbeatAt,
+        deadline: row.heartbeatAt + row.graceMs
+      } satisfies LeaseManager.Lease
+    })
+
+  const lease: Service["lease"] = {
+    show: (taskId) => Effect.flatMap(summaryOf(taskId), () => leases.observe(key(taskId))),
+    acquire: (taskId, identity) =>
+      Effect.gen(function*() {
+        yield* summaryOf(taskId)
+        return yield* leases.acquire(key(taskId), yield* owner(identity), { actor: identity.actor })
+      }),
+    heartbeat: (taskId, epoch) =>
+      Effect.gen(function*() {
+        yield* summaryOf(taskId)
+        return yield* leases.heartbeat(yield* heldAt(taskId, epoch, "heartbeat"))
+      }),
+    release: (taskId, epoch, actor) =>
+      Effect.gen(function*() {
+        yield* summaryOf(taskId)
+        yield* leases.release(yield* heldAt(taskId, epoch, "release"), { actor })
+      }),
+    takeover: (taskId, identity) =>
+      Effect.gen(function*() {
+        yield* summaryOf(taskId)
+        return yield* leases.takeover(key(taskId), yield* owner(identity), { actor: identity.actor })
+      })
+  }
+
+  return {
+    project,
+    createTask,
+    listTasks,
+    status,
+    ask,
+    answer,
+    restate,
+    closeBrief,
+    proposeSpec,
+    proposePlan,
+    preflight,
+    approvalSubject,
+    approve,
+    pause,
+    resume,
+    cancel,
+    reopen,
+    unblock,
+    gate,
+    log,
+    lease
+  } satisfies Service
+})
+
+/**
+ * A lease owner in one line: host, session, workspace and pid.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const describeOwner = (owner: Event.LeaseOwner): string =>
+  `${owner.host}${owner.sessionRef === undefined ? "" : ` session ${owner.sessionRef}`} (workspace ${owner.workspaceId}, pid ${owner.pid})`
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Controller, never, Project | EventStore.EventStore | ReadModel.ReadModels | LeaseManager.LeaseManager> =
+  Layer.effect(Controller, make)

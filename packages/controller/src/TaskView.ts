@@ -1,0 +1,206 @@
+/**
+ * What `ratchet status <task>` shows, as a value: the task's state and stage, its revisions and
+ * digests, the lease as observed now, open blockers and the actions the lifecycle allows next.
+ * Pure: built from the stored task summary and a lease observation, so every transport shows the
+ * same thing.
+ *
+ * @since 0.1.0
+ */
+import type * as Event from "@ratchet/kernel/Event"
+import * as Task from "@ratchet/kernel/Task"
+import type * as LeaseManager from "@ratchet/lease/LeaseManager"
+
+/**
+ * An action a person (or a host) may take from the task's current state, with its command.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Action {
+  readonly command: string
+  readonly description: string
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface LeaseView {
+  readonly status: "free" | "held" | "expired"
+  readonly epoch: number | null
+  readonly holder: Event.LeaseOwner | null
+  readonly heartbeatAt: number | null
+  readonly deadline: number | null
+  readonly now: number
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface TaskView {
+  readonly taskId: string
+  readonly projectId: string
+  readonly slug: string
+  readonly goal: string
+  readonly state: Task.State
+  readonly stage: Task.Stage
+  readonly terminal: boolean
+  readonly pausedFrom: "INTERVIEWING" | "RUNNING" | null
+  readonly version: number
+  readonly lastLsn: number
+  readonly revisions: { readonly brief: number; readonly spec: number | null; readonly plan: number | null }
+  readonly digests: {
+    readonly restatement: string | null
+    readonly spec: string | null
+    readonly specApproved: string | null
+    readonly plan: string | null
+    readonly planApproved: string | null
+  }
+  readonly brief: {
+    readonly questions: number
+    readonly openBlocking: ReadonlyArray<string>
+    readonly restatementApproved: boolean
+    readonly closed: boolean
+  }
+  readonly planStale: boolean
+  readonly preflight: Event.PreflightObservation | null
+  readonly lease: LeaseView
+  readonly blockers: ReadonlyArray<Event.Blocker>
+  /** The one next step the lifecycle expects, as a sentence with its command. */
+  readonly next: string
+  /** Every action the current state allows. */
+  readonly actions: ReadonlyArray<Action>
+}
+
+/**
+ * The actions a state allows, written out by hand from the lifecycle (brief, "Task lifecycle").
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const actionsOf = (task: Task.Task): ReadonlyArray<Action> => {
+  const id = task.taskId
+  const pause: Action = { command: `ratchet pause ${id}`, description: "pause the task" }
+  const cancel: Action = { command: `ratchet cancel ${id} --reason "…"`, description: "cancel the task (terminal)" }
+  const reopen: Action = { command: `ratchet reopen ${id} --reason "…"`, description: "reopen the contract" }
+  switch (task.state) {
+    case "INITIALIZING":
+      return [cancel]
+    case "INTERVIEWING":
+      return [
+        { command: `ratchet brief ${id} ask "…" [--blocking]`, description: "ask a question" },
+        { command: `ratchet brief ${id} answer <questionId> "…" --source user|code|research`, description: "answer a question" },
+        { command: `ratchet brief ${id} restate "…"`, description: "restate the goal in one sentence" },
+        { command: `ratchet approve ${id} restatement`, description: "approve the restatement (interactive)" },
+        { command: `ratchet brief ${id} close`, description: "close the brief (runs the closure audit)" },
+        ...(task.brief.closed ? [{ command: `ratchet spec ${id} --file spec.md`, description: "propose the spec" }] : []),
+        pause,
+        cancel
+      ]
+    case "SPEC_READY":
+      return [
+        { command: `ratchet approve ${id} spec`, description: "approve the spec (interactive)" },
+        { command: `ratchet spec ${id} --file spec.md`, description: "revise the spec" },
+        cancel
+      ]
+    case "SPEC_APPROVED":
+      return [
+        { command: `ratchet preflight ${id}`, description: "inspect the repository read-only" },
+        { command: `ratchet spec ${id} --file spec.md`, description: "revise the spec (voids the approval)" },
+        cancel
+      ]
+    case "PREFLIGHT":
+      return [
+        { command: `ratchet plan ${id} --file plan.yaml`, description: "propose the plan" },
+        { command: `ratchet preflight ${id}`, description: "inspect the repository again" },
+        reopen,
+        cancel
+      ]
+    case "PLAN_READY":
+      return [
+        { command: `ratchet approve ${id} plan`, description: "approve the plan (interactive)" },
+        { command: `ratchet plan ${id} --file plan.yaml`, description: "revise the plan" },
+        cancel
+      ]
+    case "PLAN_APPROVED":
+      return [
+        { command: `ratchet run ${id}`, description: "start the run" },
+        { command: `ratchet plan ${id} --file plan.yaml`, description: "revise the plan (voids its approval)" },
+        cancel
+      ]
+    case "RUNNING":
+      return [pause, reopen, cancel]
+    case "VERIFYING":
+      return [{ command: `ratchet verify ${id}`, description: "verify the acceptance criteria" }, reopen, cancel]
+    case "REOPENED":
+      return [
+        { command: `ratchet spec ${id} --file spec.md`, description: "revise the spec" },
+        { command: `ratchet resume ${id}`, description: "resume the interview" },
+        cancel
+      ]
+    case "PAUSED":
+      return [{ command: `ratchet resume ${id}`, description: `resume (back to ${task.pausedFrom ?? "where it paused"})` }, cancel]
+    case "BLOCKED":
+      return [
+        { command: `ratchet unblock ${id} --to RUNNING|VERIFYING --resolution "…"`, description: "resolve the blocker" },
+        reopen,
+        cancel
+      ]
+    case "FAILED":
+      return [{ command: `ratchet reopen ${id} --reason "…"`, description: "reopen with your confirmation (interactive)" }, cancel]
+    case "COMPLETED":
+    case "CANCELLED":
+      return []
+  }
+}
+
+/**
+ * The view of a task at `version`/`lastLsn` with the lease as observed.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  task: Task.Task,
+  position: { readonly version: number; readonly lastLsn: number },
+  lease: LeaseManager.Observation
+): TaskView => ({
+  taskId: task.taskId,
+  projectId: task.projectId,
+  slug: task.slug,
+  goal: task.goal,
+  state: task.state,
+  stage: Task.stageOf(task.state),
+  terminal: Task.isTerminal(task.state),
+  pausedFrom: task.pausedFrom,
+  version: position.version,
+  lastLsn: position.lastLsn,
+  revisions: { brief: task.brief.revision, spec: task.spec?.revision ?? null, plan: task.plan?.revision ?? null },
+  digests: {
+    restatement: task.brief.restatement?.digest ?? null,
+    spec: task.spec?.digest ?? null,
+    specApproved: task.spec?.approvedDigest ?? null,
+    plan: task.plan?.digest ?? null,
+    planApproved: task.plan?.approvedDigest ?? null
+  },
+  brief: {
+    questions: task.brief.questions.length,
+    openBlocking: task.brief.questions.filter((q) => q.blocking && q.answer === null).map((q) => q.questionId),
+    restatementApproved: task.brief.restatement?.approved ?? false,
+    closed: task.brief.closed
+  },
+  planStale: task.plan?.stale ?? false,
+  preflight: task.preflight?.observation ?? null,
+  lease: {
+    status: lease.status,
+    epoch: lease.epoch,
+    holder: lease.holder,
+    heartbeatAt: lease.heartbeatAt,
+    deadline: lease.deadline,
+    now: lease.now
+  },
+  blockers: task.blockers,
+  next: Task.nextStep(task),
+  actions: actionsOf(task)
+})

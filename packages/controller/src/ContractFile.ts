@@ -39,6 +39,7 @@ import * as Schema from "effect/Schema"
 import {
   type Document as YamlDocument,
   isMap,
+  isNode,
   isPair,
   isScalar,
   isSeq,
@@ -82,7 +83,7 @@ export const digestExtensions: ReadonlyArray<readonly [string, "spec" | "plan" |
  * or a JSON document.
  *
  * @since 0.1.0
- * @category models
+ * @category schemas
  */
 export const Kind = Schema.Literal("spec", "plan", "json", "file")
 
@@ -107,7 +108,7 @@ export type Kind = typeof Kind.Type
  * - `unsupported`: `digestOf` does not know the extension.
  *
  * @since 0.1.0
- * @category models
+ * @category schemas
  */
 export const Reason = Schema.Literal(
   "not_found",
@@ -226,7 +227,9 @@ const codeOf = (error: unknown): string | undefined =>
 const ioFailure = (file: string, operation: string, error: unknown): ContractFileError => {
   const code = codeOf(error)
   if (code === "ENOENT" || code === "ENOTDIR") return failure(file, "file", "not_found", fileIssue("no such file"))
-  if (code === "EISDIR") return failure(file, "file", "not_a_file", fileIssue("is a directory"))
+  if (code === "EISDIR") return failure(file, "file", "not_a_file", fileIssue("is a directory, not a regular file"))
+  // open(2) answers ENXIO for a socket (and for some devices).
+  if (code === "ENXIO") return failure(file, "file", "not_a_file", fileIssue("is a socket or a device, not a regular file"))
   const detail = error instanceof Error ? error.message : String(error)
   return failure(file, "file", "unreadable", fileIssue(`could not ${operation} it: ${detail}`))
 }
@@ -252,7 +255,7 @@ const tooLarge = (file: string, size: string) =>
  * than `maxFileBytes + 1` bytes, never blocks on a FIFO and never reads a device.
  *
  * @since 0.1.0
- * @category reading
+ * @category constructors
  */
 export const readBounded = (file: string): Effect.Effect<Uint8Array, ContractFileError> =>
   Effect.acquireUseRelease(
@@ -369,22 +372,30 @@ const maxPointerDepth = 32
  * partial) document lets us tell; `""` when nothing does.
  */
 const pointerAt = (doc: YamlDocument.Parsed, offset: number): string => {
+  const rangeOf = (n: unknown) => (isNode(n) && n.range ? n.range : undefined)
+  // A node's tag and anchor come before its range, so a pair spans from its key to its value's end.
+  const inPair = (key: unknown, value: unknown): boolean => {
+    const start = rangeOf(key)?.[0]
+    const end = rangeOf(value)?.[2] ?? rangeOf(key)?.[2]
+    return start !== undefined && end !== undefined && start <= offset && offset < Math.max(end, start + 1)
+  }
   let pointer = ""
   let node: unknown = doc.contents
-  const contains = (n: unknown): boolean => {
-    if (typeof n !== "object" || n === null || !("range" in n) || !Array.isArray(n.range)) return false
-    const [start, , end] = n.range as [number, number, number]
-    return start <= offset && offset < Math.max(end, start + 1)
-  }
   for (let depth = 0; depth < maxPointerDepth; depth++) {
+    const range = rangeOf(node)
+    if (range === undefined || offset < range[0]) return pointer
     if (isMap(node)) {
-      const pair = node.items.find((p) => contains(p.key) || contains(p.value))
+      const pair = node.items.find((p) => inPair(p.key, p.value))
       if (pair === undefined || !isScalar(pair.key)) return pointer
       pointer += pointerSegment(String(pair.key.value))
-      if (contains(pair.key)) return pointer
+      const key = rangeOf(pair.key)!
+      if (offset < Math.max(key[1], key[0] + 1)) return pointer
       node = pair.value
     } else if (isSeq(node)) {
-      const index = node.items.findIndex((item) => isPair(item) ? contains(item.key) || contains(item.value) : contains(item))
+      const index = node.items.findIndex((item) => {
+        const end = rangeOf(isPair(item) ? item.value ?? item.key : item)?.[2]
+        return end !== undefined && offset < end
+      })
       if (index === -1) return pointer
       pointer += pointerSegment(index)
       node = node.items[index]
@@ -445,10 +456,16 @@ const shapeProblem = (root: unknown): Spec.Issue | undefined => {
 
 const maxSyntaxIssues = 20
 
-const yamlMessage = (error: YAMLError): string => {
+/** The last key of a pointer, unescaped; `undefined` for the root. */
+const lastKey = (pointer: string): string | undefined =>
+  pointer === "" ? undefined : pointer.slice(pointer.lastIndexOf("/") + 1).replaceAll("~1", "/").replaceAll("~0", "~")
+
+const yamlMessage = (error: YAMLError, pointer: string): string => {
   switch (error.code) {
-    case "DUPLICATE_KEY":
-      return "duplicate key; a key may appear only once in a mapping, keep one"
+    case "DUPLICATE_KEY": {
+      const key = lastKey(pointer)
+      return `duplicate key${key === undefined ? "" : ` ${JSON.stringify(key)}`}; a key may appear only once in a mapping, keep one`
+    }
     case "RESOURCE_EXHAUSTION":
       return `nested too deeply (the parser ran out of stack); a contract file needs a few levels`
     case "MULTIPLE_DOCS":
@@ -503,7 +520,8 @@ const parseYaml = (source: YamlSource): Either.Either<unknown, ContractFileError
   if (problems.length > 0) {
     const issues = problems.slice(0, maxSyntaxIssues).map((error): Spec.Issue => {
       const { col, line } = lineCounter.linePos(error.pos[0])
-      return { path: pointerAt(doc, error.pos[0]), message: `line ${line + lineOffset}, column ${col}: ${yamlMessage(error)}` }
+      const pointer = pointerAt(doc, error.pos[0])
+      return { path: pointer, message: `line ${line + lineOffset}, column ${col}: ${yamlMessage(error, pointer)}` }
     })
     if (problems.length > maxSyntaxIssues) {
       issues.push({ path: "", message: `${problems.length - maxSyntaxIssues} more YAML problems not shown; fix the ones above first` })
@@ -790,7 +808,7 @@ const jsonErrorAt = (text: string): { readonly offset: number; readonly message:
           expect = after()
         } else if (c === "\"") {
           const problem = string()
-          if (problem !== undefined) return fail(problem)
+          if (problem !== undefined) return { offset: i, message: problem }
           expect = "colon"
         } else return fail("expected a property name in double quotes")
         break
@@ -806,7 +824,7 @@ const jsonErrorAt = (text: string): { readonly offset: number; readonly message:
           expect = c === "{" ? "key-or-close" : "value-or-close"
         } else if (c === "\"") {
           const problem = string()
-          if (problem !== undefined) return fail(problem)
+          if (problem !== undefined) return { offset: i, message: problem }
           expect = after()
         } else {
           jsonNumber.lastIndex = i
@@ -902,7 +920,7 @@ export const digestOf = (
  * Reads and decodes a spec file.
  *
  * @since 0.1.0
- * @category reading
+ * @category constructors
  */
 export const loadSpec = (file: string): Effect.Effect<Spec.Document, ContractFileError> =>
   Effect.flatMap(readBounded(file), (bytes) => decodeSpec(file, bytes))
@@ -911,7 +929,7 @@ export const loadSpec = (file: string): Effect.Effect<Spec.Document, ContractFil
  * Reads and decodes a plan file against its spec.
  *
  * @since 0.1.0
- * @category reading
+ * @category constructors
  */
 export const loadPlan = (file: string, spec: Spec.Spec): Effect.Effect<Plan.Plan, ContractFileError> =>
   Effect.flatMap(readBounded(file), (bytes) => decodePlan(file, bytes, spec))
@@ -920,7 +938,7 @@ export const loadPlan = (file: string, spec: Spec.Spec): Effect.Effect<Plan.Plan
  * Reads a file and computes its digest (see {@link digestOf}).
  *
  * @since 0.1.0
- * @category reading
+ * @category constructors
  */
 export const loadDigest = (
   file: string,

@@ -243,6 +243,8 @@ export const newTaskId = (): string => `t-${crypto.randomUUID().replace(/-/g, ""
 export const slugOf = (goal: string): string => {
   const slug = goal
     .normalize("NFKD")
+    // Drop the combining marks NFKD split off, so "Ünïcödé" slugs as "unicode".
+    .replace(/[\u0300-\u036f]/g, "")
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "")

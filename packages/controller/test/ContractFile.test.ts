@@ -8,6 +8,7 @@
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Digest from "@ratchet/kernel/Digest"
@@ -230,6 +231,29 @@ describe("ContractFile.readBounded", () => {
       expect(error.issues).toEqual([{ path: "", message: "is a character device, not a regular file" }])
     }))
 
+  it.effect("refuses a Unix socket", () =>
+    Effect.gen(function*() {
+      const socket = path.join(tempDir(), "sock.md")
+      const server = net.createServer()
+      yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(socket, resolve)))
+      const error = yield* Effect.flip(ContractFile.readBounded(socket)).pipe(
+        Effect.ensuring(Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve()))))
+      )
+      expect(error.reason).toBe("not_a_file")
+      expect(error.issues).toEqual([{ path: "", message: "is a socket or a device, not a regular file" }])
+    }))
+
+  it.effect("refuses a symlink loop as unreadable", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      fs.symlinkSync(path.join(dir, "b.md"), path.join(dir, "a.md"))
+      fs.symlinkSync(path.join(dir, "a.md"), path.join(dir, "b.md"))
+      const error = yield* Effect.flip(ContractFile.readBounded(path.join(dir, "a.md")))
+      expect(error).toMatchObject({ kind: "file", reason: "unreadable" })
+      expect(error.issues[0]?.message).toMatch(/^could not open it: ELOOP/)
+      expect(error.message).toContain("Check that this user may read the file")
+    }))
+
   it.effect.skipIf(process.getuid?.() === 0)("refuses a file this user may not read", () =>
     Effect.gen(function*() {
       const file = path.join(tempDir(), "secret.md")
@@ -369,12 +393,12 @@ describe("ContractFile.decodeSpec", () => {
     expect(error.issues).toEqual([
       {
         path: "/acceptanceCriteria/1/outcome",
-        message: "line 14, column 5: duplicate key; a key may appear only once in a mapping, keep one"
+        message: "line 14, column 5: duplicate key \"outcome\"; a key may appear only once in a mapping, keep one"
       }
     ])
     const top = refused(decodeSpec(withSpec(`goal: a\n${specFrontMatter}`)))
     expect(top.issues).toEqual([
-      { path: "/goal", message: "line 3, column 1: duplicate key; a key may appear only once in a mapping, keep one" }
+      { path: "/goal", message: "line 3, column 1: duplicate key \"goal\"; a key may appear only once in a mapping, keep one" }
     ])
   })
 
@@ -391,12 +415,25 @@ describe("ContractFile.decodeSpec", () => {
     ["!!js/function", "goal: !!js/function 'function () { return 1 }'\n", "line 2, column 7: the tag !!js/function is not allowed"],
     ["a local tag", "goal: !foo bar\n", "line 2, column 7: the tag !foo is not allowed"],
     ["!!binary", "goal: !!binary aGVsbG8=\n", "line 2, column 7: the tag !!binary is not allowed"],
-    ["!!set on a mapping", "goal: x\nnonGoals: !!set {a, b}\n", "line 3, column 11: the tag !!set is not allowed"],
-    ["a %TAG shorthand", "%TAG !e! tag:example.com,2000:\n---\ngoal: !e!thing x\n", "the tag tag:example.com,2000:thing is not allowed"]
+    ["!!set on a mapping", "goal: x\nnonGoals: !!set {a, b}\n", "line 3, column 11: the tag !!set is not allowed"]
   ])("refuses %s", (_label, frontMatter, message) => {
     const error = refused(decodeSpec(withSpec(frontMatter)))
     expect(error.reason).toBe("syntax")
     expect(error.issues.some((issue) => issue.message.includes(message))).toBe(true)
+  })
+
+  it("points at the value a tag is on", () => {
+    const inList = refused(decodeSpec(withSpec(`nonGoals:\n  - a\n  - !foo b\n${specFrontMatter.replace(/^nonGoals:\n.*\n/m, "")}`)))
+    expect(inList.issues).toEqual([
+      { path: "/nonGoals/1", message: "line 4, column 5: the tag !foo is not allowed; a contract file is plain data, so remove the tag" }
+    ])
+    const onMap = refused(decodeSpec(withSpec(`${specFrontMatter}context: !!omap { relevantPaths: [src] }\n`)))
+    expect(onMap.issues).toEqual([
+      {
+        path: "/context",
+        message: "line 16, column 10: the tag !!omap is not allowed; a contract file is plain data, so remove the tag"
+      }
+    ])
   })
 
   it("accepts the core tags, which only say what a scalar already is", () => {
@@ -573,9 +610,17 @@ describe("ContractFile.decodePlan", () => {
     expect(accepted(decodePlan(planSteps)).steps[1]?.state).toBe("drafted")
   })
 
+  it("refuses a tag declared with %TAG", () => {
+    const error = refused(decodePlan(`%TAG !e! tag:example.com,2000:\n---\nowner: !e!thing x\n${planSteps}`))
+    expect(error.reason).toBe("syntax")
+    expect(error.issues).toEqual([
+      { path: "/owner", message: "line 3, column 8: the tag tag:example.com,2000:thing is not allowed; a contract file is plain data, so remove the tag" }
+    ])
+  })
+
   it.each([
-    ["two documents", `${planSteps}---\nsteps: []\n`, "line 17, column 1: a second YAML document starts here; the file must hold exactly one"],
-    ["a duplicate key", `${planSteps}steps: []\n`, "line 17, column 1: duplicate key; a key may appear only once in a mapping, keep one"]
+    ["two documents", `${planSteps}---\nsteps: []\n`, "line 15, column 1: a second YAML document starts here; the file must hold exactly one"],
+    ["a duplicate key", `${planSteps}steps: []\n`, "line 15, column 1: duplicate key \"steps\"; a key may appear only once in a mapping, keep one"]
   ])("refuses %s", (_label, text, message) => {
     const error = refused(decodePlan(text))
     expect(error).toMatchObject({ kind: "plan", reason: "syntax" })
@@ -652,8 +697,8 @@ describe("ContractFile.digestOf", () => {
     ["text after the value", "{} x", "line 1, column 4: more text after the JSON value"],
     ["a single-quoted key", "{'a': 1}", "line 1, column 2: expected a property name in double quotes"],
     ["a trailing comma", "[1, 2,]", "line 1, column 7: expected a JSON value"],
-    ["a raw line break in a string", "[\"a\nb\"]", "line 1, column 2: a control character inside a string (escape it)"],
-    ["a bad escape", "[\"\\x41\"]", "line 1, column 2: an invalid escape sequence"],
+    ["a raw line break in a string", "[\"a\nb\"]", "line 1, column 4: a control character inside a string (escape it)"],
+    ["a bad escape", "[\"\\x41\"]", "line 1, column 3: an invalid escape sequence"],
     ["an empty file", "", "line 1, column 1: the text ends before the JSON value does"],
     ["a leading zero", "[01]", "line 1, column 3: expected \",\" or \"]\""],
     ["NaN", "[NaN]", "line 1, column 2: expected a JSON value"]
@@ -820,7 +865,7 @@ describe("hostile input", () => {
     const flow = refused(decodePlan(deepFlow))
     expect(flow.reason).toBe("syntax")
     expect(flow.issues[0]?.message).toBe("nested too deeply (more than 64 levels); a contract file needs a few")
-    expect(flow.issues[0]?.path).toBe(`/steps${"/0".repeat(31)}`)
+    expect(flow.issues[0]?.path).toBe(`/steps${"/0".repeat(30)}`)
     const block = Array.from({ length: 100 }, (_, depth) => `${"  ".repeat(depth)}k:`).join("\n")
     expect(refused(decodePlan(`${block}\n`)).issues[0]?.message).toMatch(/^nested too deeply/)
   })

@@ -12,9 +12,14 @@ import { fileURLToPath } from "node:url"
 const here = path.dirname(fileURLToPath(import.meta.url))
 const { version } = JSON.parse(fs.readFileSync(path.join(here, "package.json"), "utf8"))
 
-await esbuild.build({
+const outfile = path.join(here, "dist/ratchet.mjs")
+
+const result = await esbuild.build({
   entryPoints: [path.join(here, "src/bin.ts")],
-  outfile: path.join(here, "dist/ratchet.mjs"),
+  outfile,
+  // Written below, atomically: a `ratchet` started while another build runs (a test suite's setup,
+  // `npm install`) loads the old bundle or the new one, never half of one.
+  write: false,
   bundle: true,
   platform: "node",
   format: "esm",
@@ -27,3 +32,10 @@ await esbuild.build({
   legalComments: "none",
   logLevel: "warning"
 })
+
+for (const file of result.outputFiles) {
+  fs.mkdirSync(path.dirname(file.path), { recursive: true })
+  const aside = `${file.path}.${process.pid}.tmp`
+  fs.writeFileSync(aside, file.contents)
+  fs.renameSync(aside, file.path)
+}

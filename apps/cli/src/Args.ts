@@ -100,46 +100,72 @@ export const parse = (
 ): Parsed | UsageError => {
   const all = { ...globalOptions, ...options }
   const help = `See: ratchet ${command} --help`
-  for (const arg of args) {
+  /** The option an argument is the value of (`--goal=…`, or the word after `--goal`), else its position. */
+  const fieldOf = (index: number): string => {
+    const inline = /^--([^=]+)=/.exec(args[index] ?? "")?.[1]
+    if (inline !== undefined && Object.hasOwn(all, inline)) return `--${inline}`
+    const before = args[index - 1] ?? ""
+    const named = Object.entries(all).find(([name, spec]) =>
+      spec.type === "string" && (before === `--${name}` || (spec.short !== undefined && before === `-${spec.short}`))
+    )
+    return named === undefined ? `argument ${index + 1}` : `--${named[0]}`
+  }
+  for (const [index, arg] of args.entries()) {
     if (arg.length > maxArgumentLength) {
       return new UsageError({
         command,
-        field: "argument",
-        reason: `an argument of ${arg.length} characters is over the limit of ${maxArgumentLength}.`,
+        field: fieldOf(index),
+        reason: `is ${arg.length} characters long, over the limit of ${maxArgumentLength}.`,
         fix: "Put long text in a file (ratchet spec … --file) or shorten it."
       })
     }
     if (arg.includes("\u0000")) {
-      return new UsageError({ command, field: "argument", reason: "an argument contains a NUL character.", fix: help })
+      return new UsageError({ command, field: fieldOf(index), reason: "contains a NUL character.", fix: `Remove it. ${help}` })
     }
   }
+  // `--help` or `-h` before any `--` shows the help, whatever else is wrong with the line.
+  const terminator = args.indexOf("--")
+  const asksForHelp = (terminator === -1 ? args : args.slice(0, terminator)).some((arg) => arg === "--help" || arg === "-h")
   let raw: ReturnType<typeof parseArgs>
   try {
     raw = parseArgs({
       args: [...args],
       strict: true,
       allowPositionals: true,
+      // `multiple` on every option, so a repeated option is seen (and refused below) rather than
+      // silently keeping its last value.
       options: Object.fromEntries(
-        Object.entries(all).map(([name, spec]) => [name, spec.short === undefined ? { type: spec.type } : { type: spec.type, short: spec.short }])
+        Object.entries(all).map((
+          [name, spec]
+        ) => [name, spec.short === undefined ? { type: spec.type, multiple: true } : { type: spec.type, short: spec.short, multiple: true }])
       )
     })
   } catch (error) {
+    if (asksForHelp) return { positionals: {}, options: { help: true } }
     const text = error instanceof Error ? error.message : String(error)
-    const option = /'(-[^']*)'/.exec(text)?.[1]
+    const option = /'(-[^' ]*)/.exec(text)?.[1]
+    const unknown = /^Unknown option '(-[^']*)'/.exec(text)?.[1]
     return new UsageError({
       command,
       field: option ?? "arguments",
-      reason: text.replace(/\s*To specify a positional argument.*$/s, "").trim(),
-      fix: help
+      reason: text.replace(/\s*To specify a positional argument.*$/s, "").replace(/\s+/g, " ").trim(),
+      fix: unknown === undefined
+        ? help
+        : `If ${JSON.stringify(unknown.slice(0, 60))} is text rather than an option, put it after -- at the end (-- ${
+          JSON.stringify(unknown.slice(0, 60))
+        }). ${help}`
     })
   }
-  if (raw.values["help"] === true) return { positionals: {}, options: { help: true } }
+  if ((raw.values["help"] as ReadonlyArray<boolean> | undefined)?.includes(true) === true) {
+    return { positionals: {}, options: { help: true } }
+  }
   const values: Record<string, string | boolean | number | undefined> = {}
   for (const [name, spec] of Object.entries(all)) {
-    const value = raw.values[name]
-    if (Array.isArray(value)) {
-      return new UsageError({ command, field: `--${name}`, reason: "is given more than once.", fix: "Give it once." })
+    const given = raw.values[name] as ReadonlyArray<string | boolean> | undefined
+    if (given !== undefined && given.length > 1) {
+      return new UsageError({ command, field: `--${name}`, reason: "is given more than once.", fix: `Give it once. ${help}` })
     }
+    const value = given?.[0]
     if (value === undefined) {
       if (spec.required === true) {
         return new UsageError({ command, field: `--${name}`, reason: "is required.", fix: `${spec.description} ${help}` })
@@ -164,7 +190,8 @@ export const parse = (
           fix: help
         })
       }
-      values[name] = number
+      // `-0` is 0: no negative zero leaks into a command.
+      values[name] = number === 0 ? 0 : number
       continue
     }
     values[name] = value

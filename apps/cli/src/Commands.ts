@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as path from "node:path"
 import * as ContractFile from "@ratchet/controller/ContractFile"
 import * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
@@ -141,10 +142,10 @@ const confirm = (subject: Controller.ApprovalSubject, env: Env) =>
 export const commands: ReadonlyArray<CommandSpec> = [
   {
     name: "init",
-    usage: "ratchet init [--name <display name>]",
+    usage: "ratchet init [--name <text>]",
     summary: "Make this checkout a Ratchet project and open the runtime store",
     description:
-      "Creates .ratchet/project.json (committed; a stable projectId) at the top of the git work tree, and this checkout's workspace id (a clone or a git worktree is a new workspace, a renamed folder is not). Opens the runtime store ($RATCHET_HOME/ratchet.db, or PostgreSQL when RATCHET_DATABASE_URL is set) and applies its migrations. Idempotent: an existing project file is never rewritten.",
+      "Creates .ratchet/project.json at the top of the git work tree (commit it: its stable projectId is shared by every clone) and this checkout's workspace id, kept in the git directory (a clone or a git worktree is a new workspace, a renamed folder is not). Opens the runtime store ($RATCHET_HOME/ratchet.db, or PostgreSQL when RATCHET_DATABASE_URL is set) and applies its migrations. Idempotent: an existing project file is never rewritten.",
     positionals: [],
     options: { name: { type: "string", placeholder: "<text>", description: "The project's display name (default: the directory name)." } },
     examples: ["ratchet init", "ratchet init --name \"Payments service\""],
@@ -161,7 +162,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     positionals: [],
     options: {
       goal: { type: "string", required: true, placeholder: "<text>", description: "What the task must achieve, in one sentence." },
-      slug: { type: "string", placeholder: "<slug>", description: "A short name for the projection directory (default: from the goal)." }
+      slug: { type: "string", placeholder: "<slug>", description: "A short name for the task's directory under .ratchet/tasks/: 1 to 40 lowercase letters, digits and dashes (default: made from the goal)." }
     },
     examples: ["ratchet task create --goal \"Make the flaky date test deterministic\""],
     needs: "project",
@@ -188,7 +189,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     name: "status",
     usage: "ratchet status [<task>]",
     summary: "Show a task's state, revisions, digests, lease, blockers and allowed actions",
-    description: "Without a task, lists the project's tasks. Reads the stored read models: as fast at a million events as at ten.",
+    description: "Without a task, lists the project's tasks. The allowed lines are the commands the task's state accepts now. Reads the stored read models: as fast at a million events as at ten.",
     positionals: [{ ...taskArg, required: false }],
     options: {},
     examples: ["ratchet status t-3f9a1c2b", "ratchet status t-3f9a1c2b --json"],
@@ -219,14 +220,14 @@ export const commands: ReadonlyArray<CommandSpec> = [
     name: "brief answer",
     usage: "ratchet brief <task> answer <questionId> <text> --source user|code|research",
     summary: "Answer a question of the brief",
-    description: "Records the answer and where it came from: the user, the code, or research. The brief's revision goes up.",
+    description: "Records the answer and where it came from: user (a person said so), code (read in the repository) or research (found elsewhere). Each question, answer and restatement is a new revision of the brief.",
     positionals: [taskArg, { name: "questionId", description: "The question, e.g. Q-1", required: true }, {
       name: "text",
       description: "The answer",
       required: true
     }],
     options: {
-      source: { type: "string", required: true, choices: ["user", "code", "research"], placeholder: "user|code|research", description: "Where the answer comes from." },
+      source: { type: "string", required: true, choices: ["user", "code", "research"], placeholder: "user|code|research", description: "Where the answer comes from: user, code or research." },
       ...leaseEpoch
     },
     examples: ["ratchet brief t-3f9a1c2b answer Q-1 \"UTC, set by the test runner\" --source user"],
@@ -263,7 +264,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet brief <task> close",
     summary: "Close the brief (runs the closure audit)",
     description:
-      "Closes the brief when no blocking question is open and the restatement is approved by the user; otherwise HOLD (exit 3) listing what is open.",
+      "Closes the brief when no blocking question is open and the restatement is approved by the user; otherwise HOLD (exit 3) listing what is open. The task stays INTERVIEWING until its spec is proposed.",
     positionals: [taskArg],
     options: { ...leaseEpoch },
     examples: ["ratchet brief t-3f9a1c2b close"],
@@ -279,7 +280,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet spec <task> --file <spec.md>",
     summary: "Propose the spec (the contract) from a Markdown file with YAML front matter",
     description:
-      "The front matter holds the semantic fields (goal, nonGoals, constraints, decisions, context, acceptanceCriteria, execution), decoded strictly: unknown keys are errors. The body is editorial: changing only the body keeps the digest and changes nothing downstream. A semantic change voids the spec approval and marks the plan stale. Nothing in the file counts as approval.",
+      "The front matter holds the semantic fields (goal, nonGoals, constraints, decisions, context, acceptanceCriteria, execution), decoded strictly: unknown keys are errors. The body is editorial: changing only the body keeps the digest and changes nothing downstream. A semantic change voids the spec approval and marks the plan stale. Nothing in the file counts as approval. ratchet digest <spec.md> prints the digest without proposing it.",
     positionals: [taskArg],
     options: { file: { type: "string", required: true, placeholder: "<spec.md>", description: "The spec file (at most 1 MiB, UTF-8)." }, ...leaseEpoch },
     examples: ["ratchet spec t-3f9a1c2b --file spec.md"],
@@ -288,7 +289,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
       Effect.flatMap(controller, (c) =>
         Effect.map(c.proposeSpec(str(parsed, "task"), resolve(env, str(parsed, "file")), invocation(parsed, env)), (written) => {
           const headline = written.events.length === 0
-            ? `Spec unchanged (digest ${written.digest}): an editorial edit changes nothing downstream`
+            ? `Spec unchanged (digest ${written.digest}): its semantic fields are the same, so nothing downstream changes`
             : `Spec proposed: ${written.digest}${written.changed.length === 0 ? "" : ` (changed: ${written.changed.join(", ")})`}`
           const stale = written.events.includes("PlanMarkedStale")
             ? "\nThe spec approval is void and the plan is stale: approve the new spec, then propose and approve a plan for it."
@@ -301,7 +302,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet plan <task> --file <plan.yaml>",
     summary: "Propose the plan from a YAML file",
     description:
-      "Steps { id, title, acRefs, run | manual, needs, timeoutSeconds, idempotent, probe } and optional stepStates. The plan binds the current spec digest; every required acceptance criterion must be covered; an unknown criterion, step or state is an error naming it.",
+      "A YAML mapping: steps, each { id, title, acRefs, run: { command } | manual: { instructions }, needs, timeoutSeconds, idempotent, probe }, and optional stepStates. The plan is bound to the current spec digest (leave specDigest out of the file). Every required acceptance criterion must be in some step's acRefs; an unknown criterion, step or state is an error naming it. Needs a preflight of the current spec that found nothing wrong, else HOLD (exit 3). A step's title is editorial: retitling keeps the digest.",
     positionals: [taskArg],
     options: { file: { type: "string", required: true, placeholder: "<plan.yaml>", description: "The plan file (at most 1 MiB, UTF-8)." }, ...leaseEpoch },
     examples: ["ratchet plan t-3f9a1c2b --file plan.yaml"],
@@ -320,7 +321,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet approve <task> restatement|spec|plan",
     summary: "Approve the restatement, the spec or the plan (interactive)",
     description:
-      "Shows what is approved and its digest and asks you to type the digest's first 8 hex characters. Needs an interactive terminal: without one the result is HOLD (exit 3) with reason approval_requires_terminal. The receipt records the digest, you, the channel and the time.",
+      "Shows what is approved and its digest, and asks you to type the digest's first 8 hex characters (the 8 after sha256:); anything else approves nothing. Needs an interactive terminal: without one the result is HOLD (exit 3) with reason approval_requires_terminal. Only a person approves: an actor other than user:… (RATCHET_ACTOR) is a HOLD too. The receipt records the digest, you, the channel and the time.",
     positionals: [taskArg, { name: "subject", description: "What to approve", required: true, choices: ["restatement", "spec", "plan"] }],
     options: { ...leaseEpoch },
     examples: ["ratchet approve t-3f9a1c2b spec"],
@@ -343,7 +344,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet preflight <task>",
     summary: "Inspect the repository read-only and record what is there",
     description:
-      "After SPEC_APPROVED: records git HEAD, the dirty paths, whether the spec's relevantPaths exist and whether its scopes are valid paths. A wrong assumption is a HOLD whose action is ratchet reopen.",
+      "After SPEC_APPROVED: records git HEAD, the dirty paths, whether the spec's relevantPaths exist and whether its scopes name paths that exist. A missing path or an invalid scope is recorded as a wrong assumption: proposing a plan then HOLDs (exit 3) until the contract is corrected (ratchet reopen) or a new preflight finds nothing wrong.",
     positionals: [taskArg],
     options: { ...leaseEpoch },
     examples: ["ratchet preflight t-3f9a1c2b"],
@@ -458,7 +459,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     description:
       "Evaluates the gate between the task's state and --to (default: the next state on the lifecycle) and prints CLEAR or HOLD with every reason and required action. An approval gate is evaluated without a receipt. Exit 0 whatever the gate says: this command reports, it does not move the task.",
     positionals: [taskArg],
-    options: { to: { type: "string", choices: Task.states, placeholder: "<STATE>", description: "The state to explain the way to." } },
+    options: { to: { type: "string", choices: Task.states, placeholder: "<STATE>", description: "The target state, e.g. RUNNING (default: the next one on the lifecycle)." } },
     examples: ["ratchet gate t-3f9a1c2b", "ratchet gate t-3f9a1c2b --to RUNNING --json"],
     needs: "project",
     run: (parsed, env) =>
@@ -506,7 +507,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     description: {
       show: "Read-only. An expired lease is still held: only an explicit takeover moves it.",
       acquire:
-        "Prints the epoch; pass it as --lease-epoch to write under the lease, and heartbeat it within its interval. A lease held by anyone (even expired) is refused with the holder named (exit 4).",
+        "Prints the epoch: pass it as --lease-epoch to every write under the lease, and run ratchet lease heartbeat at the printed interval so the grace deadline never passes. While the lease is held, a write without --lease-epoch is refused (exit 4), yours included. A lease that is held, even expired, cannot be acquired: the refusal names the holder (exit 4); see ratchet lease takeover.",
       heartbeat: "Moves the grace deadline forward. A lease that was taken over is reported lost (exit 4).",
       release: "Only the held epoch releases the lease.",
       takeover:
@@ -585,7 +586,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
   }
 ]
 
-const resolve = (env: Env, file: string): string => file.startsWith("/") ? file : `${env.cwd}/${file}`
+const resolve = (env: Env, file: string): string => path.resolve(env.cwd, file)
 
 /**
  * The command named by the leading words of `argv`, and the rest. `brief <task> <verb> …` is
@@ -598,7 +599,11 @@ export const find = (argv: ReadonlyArray<string>): { readonly spec: CommandSpec;
   const [first, second, third, ...more] = argv
   if (first === "brief" && second !== undefined && third !== undefined && !second.startsWith("-")) {
     const spec = commands.find((c) => c.name === `brief ${third}`)
-    return spec === undefined ? null : { spec, rest: [second, ...more] }
+    if (spec !== undefined) return { spec, rest: [second, ...more] }
+    // `ratchet brief ask --help`: help for the verb, typed without a task.
+    const named = commands.find((c) => c.name === `brief ${second}`)
+    const help = argv.slice(2).some((arg) => arg === "--help" || arg === "-h")
+    return named === undefined || !help ? null : { spec: named, rest: argv.slice(2) }
   }
   const two = commands.find((c) => c.name === `${first} ${second}`)
   if (two !== undefined) return { spec: two, rest: argv.slice(2) }

@@ -24,7 +24,7 @@ const table = (rows: ReadonlyArray<readonly [string, string]>): string => {
 export const environment: ReadonlyArray<readonly [string, string]> = [
   ["RATCHET_HOME", "Where the SQLite store and its blobs live (default ~/.ratchet)."],
   ["RATCHET_DATABASE_URL", "postgres://… — use PostgreSQL instead of SQLite, with identical behaviour."],
-  ["RATCHET_DATABASE_SCHEMA", "The PostgreSQL schema (default public)."],
+  ["RATCHET_DATABASE_SCHEMA", "The PostgreSQL schema (default public; created when missing)."],
   ["RATCHET_LEASE_HEARTBEAT_MS", "Heartbeat interval of leases taken by this invocation (overrides .ratchet/project.json)."],
   ["RATCHET_LEASE_GRACE_MS", "Grace after the last heartbeat before a takeover is allowed (same)."],
   ["RATCHET_ACTOR", "Who is acting, as kind:id (user:ana, agent:claude-1); default user:<login name>. Hosts set agent:…"],
@@ -40,9 +40,9 @@ export const environment: ReadonlyArray<readonly [string, string]> = [
 export const exitCodes: ReadonlyArray<readonly [string, string]> = [
   ["0", "done / CLEAR"],
   ["1", "unexpected error (run again with --verbose for the cause)"],
-  ["2", "invalid input: usage, a file that does not decode, an unknown task, a project not initialised, a store from a newer Ratchet"],
+  ["2", "invalid input: usage, a file that does not decode, an unknown task, a command the task's state does not allow, a project not initialised, a store from a newer Ratchet"],
   ["3", "HOLD: a gate refused; the output says why and what to do"],
-  ["4", "conflict: another writer holds the lease, or a stale revision or epoch"]
+  ["4", "conflict: another writer holds the lease, or a stale revision, digest or epoch"]
 ]
 
 /**
@@ -117,3 +117,29 @@ export const reference = (): string =>
     "",
     ...commands.flatMap((spec) => [`## \`ratchet ${spec.name}\``, "", "```text", command(spec), "```", ""])
   ].join("\n")
+
+/**
+ * The words that group several commands (`ratchet task …`, `ratchet brief …`, `ratchet lease …`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const groups: ReadonlyArray<string> = ["task", "brief", "lease"]
+
+/**
+ * `ratchet help brief`, `ratchet lease --help`: the commands of a group, with their synopsis.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const group = (word: string): string => {
+  const members = commands.filter((spec) => spec.name.startsWith(`${word} `))
+  return [
+    `ratchet ${word} — ${members.length} commands`,
+    "",
+    "Commands:",
+    table(members.map((spec) => [spec.usage.replace(/^ratchet /, ""), spec.summary] as const)),
+    "",
+    `Run ratchet help ${members[0]?.name ?? word} (or add --help to a command) for its arguments and an example.`
+  ].join("\n")
+}

@@ -45,7 +45,8 @@ const short = (digest: string | null): string => digest === null ? "—" : diges
 const ago = (at: number | null, now: number): string => {
   if (at === null) return "—"
   const seconds = Math.round((at - now) / 1000)
-  return seconds >= 0 ? `in ${seconds}s` : `${-seconds}s ago`
+  // A heartbeat written this second is "0s ago", never "in 0s".
+  return seconds > 0 ? `in ${seconds}s` : `${-seconds}s ago`
 }
 
 /**

@@ -5,6 +5,13 @@
  */
 import { run } from "./main.js"
 
+// A reader that stops early (`ratchet log <task> --json | head -1`) closes the pipe: stop quietly,
+// as Unix tools do, instead of dying on an unhandled EPIPE with a stack trace.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error
+  process.exit(typeof process.exitCode === "number" ? process.exitCode : 0)
+})
+
 run(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code

@@ -125,6 +125,18 @@ const runInit = (parsed: Args.Parsed, env: Commands.Env) =>
   })
 
 /**
+ * The controller a standalone command is given: it opens no store, so any use of it is a bug (a
+ * defect naming the member). Provided as a plain value, because `provideServiceEffect` would run
+ * its effect, and fail, before the command even starts.
+ */
+const noController = (name: string): Controller.Service =>
+  new Proxy({} as Controller.Service, {
+    get: (_target, member) => {
+      throw new Error(`${name} opens no store, but it used the controller's ${String(member)}`)
+    }
+  })
+
+/**
  * Runs `argv` and resolves to the exit code.
  *
  * @since 0.1.0
@@ -136,8 +148,12 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   const first = argv[0]
   if (first === undefined || first === "--help" || first === "-h" || first === "help") {
     const topic = first === "help" ? argv.slice(1).filter((a) => !a.startsWith("-")) : []
+    if (topic.length === 1 && Help.groups.includes(topic[0] as string)) {
+      print(Help.group(topic[0] as string))
+      return 0
+    }
     if (topic.length > 0) {
-      const found = Commands.find(topic.length === 1 && topic[0] === "brief" ? ["brief", "_", "ask"] : topic)
+      const found = Commands.find(topic[0] === "brief" && topic.length === 2 ? ["brief", topic[1] as string, "--help"] : topic)
       if (found === null) return fail({ json, verbose, command: "help" }, 2, unknownCommand(topic))
       print(Help.command(found.spec))
       return 0
@@ -152,6 +168,10 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     return 0
   }
   const found = Commands.find(argv)
+  if (found === null && Help.groups.includes(first) && (argv.includes("--help") || argv.includes("-h"))) {
+    print(Help.group(first))
+    return 0
+  }
   if (found === null) return fail({ json, verbose, command: first }, 2, unknownCommand(argv))
   const { spec, rest } = found
   const io: Io = { json, verbose, command: spec.name }
@@ -175,7 +195,7 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   const program: Effect.Effect<Commands.Outcome, unknown> = spec.name === "init"
     ? runInit(parsed, env)
     : spec.needs === "standalone"
-    ? spec.run(parsed, env).pipe(Effect.provideServiceEffect(Controller.Controller, Effect.dieMessage(`${spec.name} opens no store`)))
+    ? spec.run(parsed, env).pipe(Effect.provideService(Controller.Controller, noController(spec.name)))
     : Effect.flatMap(Workspace.make.locate(env.cwd), (project) =>
       spec.run(parsed, env).pipe(Effect.provide(Store.controller(project))))
 
@@ -202,6 +222,22 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
 }
 
 const unknownCommand = (argv: ReadonlyArray<string>) => {
+  if (argv[0] === "brief") {
+    // `brief <task> <verb>`: say which part is wrong rather than calling "brief <task>" a command.
+    const verbs = Commands.commands.flatMap((c) => c.name.startsWith("brief ") ? [c.name.slice("brief ".length)] : [])
+    const verb = [argv[1], argv[2]].every((word) => word !== undefined && !word.startsWith("-")) ? argv[2] : undefined
+    const verbFirst = argv[1] !== undefined && verbs.includes(argv[1])
+    return new Args.UsageError({
+      command: "brief",
+      field: "command",
+      reason: verbFirst
+        ? `the task goes before the verb: ratchet brief <task> ${argv[1]} ….`
+        : verb === undefined
+        ? "brief needs a task and a verb."
+        : `${JSON.stringify(verb.slice(0, 80))} is not a brief verb.`,
+      fix: `Use ratchet brief <task> ${verbs.join("|")}; see ratchet help brief ${verbs[0] ?? "ask"}.`
+    })
+  }
   const typed = argv.filter((a) => !a.startsWith("-")).slice(0, 2).join(" ")
   const names = Commands.commands.map((c) => c.name)
   const close = names.filter((name) => name.startsWith(argv[0] ?? "\u0000") || (argv[0] ?? "").startsWith(name.split(" ")[0] ?? "\u0000"))

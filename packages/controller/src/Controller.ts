@@ -156,8 +156,11 @@ export interface Service {
     Written & { readonly observation: Event.PreflightObservation },
     WriteError | Preflight.PreflightError
   >
-  /** What approving `subject` would approve, to show before asking for the confirmation. */
-  readonly approvalSubject: (taskId: string, subject: ApprovalSubject["subject"]) => Effect.Effect<ApprovalSubject, ReadError>
+  /**
+   * What approving `subject` would approve, to show before asking for the confirmation; the
+   * kernel's refusal when the task's state allows no such approval (nothing is shown then).
+   */
+  readonly approvalSubject: (taskId: string, subject: ApprovalSubject["subject"]) => Effect.Effect<ApprovalSubject, ReadError | Task.Refused>
   /**
    * Records a receipt for `subject` at `digest` (the one the person was shown) on `channel`; the
    * kernel judges it (only a user on a terminal, only the current digest).
@@ -189,8 +192,15 @@ export interface Service {
   >
   readonly lease: {
     readonly show: (taskId: string) => Effect.Effect<LeaseManager.Observation, ReadError>
-    readonly acquire: (taskId: string, identity: LeaseIdentity) => Effect.Effect<LeaseManager.Lease, ReadError | LeaseManager.AcquireError | Owner.InvalidOwner>
-    readonly heartbeat: (taskId: string, epoch: number) => Effect.Effect<LeaseManager.Lease, ReadError | LeaseError.LeaseLost | LeaseError.LeaseNotHeld>
+    /** Refused (`terminal_state`) on a terminal task. */
+    readonly acquire: (
+      taskId: string,
+      identity: LeaseIdentity
+    ) => Effect.Effect<LeaseManager.Lease, ReadError | Task.Refused | LeaseManager.AcquireError | Owner.InvalidOwner>
+    readonly heartbeat: (
+      taskId: string,
+      epoch: number
+    ) => Effect.Effect<LeaseManager.Lease, ReadError | LeaseError.LeaseLost | LeaseError.LeaseNotHeld>
     readonly release: (
       taskId: string,
       epoch: number,
@@ -526,10 +536,37 @@ export const make: Effect.Effect<
       return { ...written, observation: observation ?? { head: null, dirtyPaths: [], missingPaths: [], invalidScopes: [] } }
     })
 
+  /**
+   * The kernel's refusal of approving `subject` in the task's state, or `null`. Decided with a probe
+   * receipt that is never judged: only a refusal (which depends on the state alone) is taken from
+   * the decision, never a HOLD (which depends on the receipt).
+   */
+  const approvalRefusal = (task: Task.Task, subject: "restatement" | "spec" | "plan", at: number): Task.Refused | null => {
+    const digest = (subject === "restatement" ? task.brief.restatement?.digest : subject === "spec" ? task.spec?.digest : task.plan?.digest) ??
+      (`sha256:${"0".repeat(64)}` as Digest.Digest)
+    const actor: Event.Actor = { kind: "user", id: "approval-probe" }
+    const probe = { actor, at, receipt: receipt(subject, digest, "terminal", actor, at) }
+    const decision = Task.decide(
+      subject === "restatement"
+        ? { _tag: "ApproveRestatement", ...probe }
+        : subject === "spec"
+        ? { _tag: "ApproveSpec", ...probe }
+        : { _tag: "ApprovePlan", ...probe },
+      task
+    )
+    return Either.isLeft(decision) && decision.left._tag === "@ratchet/kernel/TaskCommandRefused" ? decision.left : null
+  }
+
   const approvalSubject: Service["approvalSubject"] = (taskId, subject) =>
     Effect.gen(function*() {
       const summary = yield* summaryOf(taskId)
       const task = summary.task
+      // The lifecycle is asked first, so nobody is shown (and types the confirmation of) an
+      // approval the state refuses anyway: a terminal task, a spec approved while INTERVIEWING.
+      if (subject !== "reopen") {
+        const refusal = approvalRefusal(task, subject, yield* Clock.currentTimeMillis)
+        if (refusal !== null) return yield* refusal
+      }
       const missing = (what: string, fix: string) =>
         Effect.fail(new ControllerError.InvalidRequest({ field: "subject", reason: `task ${taskId} has no ${what} to approve.`, fix }))
       switch (subject) {
@@ -652,6 +689,13 @@ export const make: Effect.Effect<
           ? Effect.fail(new LeaseError.LeaseLost({ projectId, taskId, epoch, currentEpoch: row?.epoch ?? null, held: false }))
           : Effect.fail(new LeaseError.LeaseNotHeld({ projectId, taskId, operation, lastEpoch: row?.epoch ?? null }))
       }
+      if (epoch > row.epoch) {
+        return yield* new ControllerError.InvalidRequest({
+          field: "--epoch",
+          reason: `epoch ${epoch} has never been issued for task ${taskId}; the lease is held at epoch ${row.epoch}.`,
+          fix: `Pass the epoch ratchet lease acquire printed; read the lease with: ratchet lease show ${taskId}`
+        })
+      }
       return {
         projectId,
         taskId,
@@ -670,7 +714,17 @@ export const make: Effect.Effect<
     show: (taskId) => Effect.flatMap(summaryOf(taskId), () => leases.observe(key(taskId))),
     acquire: (taskId, identity) =>
       Effect.gen(function*() {
-        yield* summaryOf(taskId)
+        const { task } = yield* summaryOf(taskId)
+        // Nothing writes to a terminal task, so nobody takes its lease (release stays allowed).
+        if (Task.isTerminal(task.state)) {
+          return yield* new Task.Refused({
+            code: "terminal_state",
+            command: "AcquireLease",
+            state: task.state,
+            reason: `a ${task.state === "CANCELLED" ? "cancelled" : "completed"} task is terminal: nothing writes to it, so no writer takes its lease.`,
+            action: "Create a new task to do this work again: ratchet task create --goal \"…\""
+          })
+        }
         return yield* leases.acquire(key(taskId), yield* owner(identity), { actor: identity.actor })
       }),
     heartbeat: (taskId, epoch) =>

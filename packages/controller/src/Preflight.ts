@@ -18,10 +18,11 @@
  *   an entry is kept verbatim (an empty one reads `(empty path)`). The last component may itself
  *   be a symbolic link: it is an entry of the repository either way.
  * - `invalidScopes`: every `execution.allowedScope` / `forbiddenScope` pattern that is empty,
- *   absolute, escapes the root, contains NUL or a backslash, or whose static part does not exist:
- *   for a pattern with a glob metacharacter (`*`, `?`, `[`, `{`) the directory before the first one
- *   must be a directory inside the root, for a plain path the path itself must exist. Each entry
- *   reads `allowedScope: <pattern> (<reason>)`.
+ *   absolute, escapes the root, or contains NUL or a backslash; and every `allowedScope` pattern
+ *   whose static part does not exist: for a pattern with a glob metacharacter (`*`, `?`, `[`, `{`)
+ *   the directory before the first one must be a directory inside the root, for a plain path the
+ *   path itself must exist. A `forbiddenScope` pattern may name what does not exist yet: forbidding
+ *   it keeps the task from creating it. Each entry reads `allowedScope: <pattern> (<reason>)`.
  *
  * Every list is sorted (by UTF-16 code units) and deduplicated, and every entry is 1 to 4096
  * characters long as the event schema requires (a longer one is cut, ending in `…`), so the same
@@ -389,7 +390,9 @@ const invalidScopesOf = (realRoot: string, execution: Spec.Execution | undefined
     ] as const
     for (const [field, patterns] of fields) {
       for (const pattern of patterns) {
-        const problem = yield* scopeProblem(realRoot, pattern)
+        // Forbidding what does not exist yet is meaningful (it keeps the task from creating it), so
+        // a forbidden pattern is only checked for form; an allowed one must name what is there.
+        const problem = field === "forbiddenScope" ? patternProblem(pattern) : yield* scopeProblem(realRoot, pattern)
         if (problem !== undefined) invalid.push(`${field}: ${shown(pattern)} (${problem})`)
       }
     }

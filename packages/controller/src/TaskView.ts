@@ -201,6 +201,23 @@ export const make = (
     now: lease.now
   },
   blockers: task.blockers,
-  next: Task.nextStep(task),
+  next: nextOf(task),
   actions: actionsOf(task)
 })
+
+/**
+ * The kernel's next step, except where the controller knows more: after a preflight that found a
+ * wrong assumption, proposing a plan would only HOLD, so the next step is to reopen the contract.
+ */
+const nextOf = (task: Task.Task): string => {
+  const observed = task.preflight
+  if (
+    task.state === "PREFLIGHT" && observed !== null && task.spec !== null && observed.specDigest === task.spec.digest &&
+    (observed.observation.missingPaths.length > 0 || observed.observation.invalidScopes.length > 0)
+  ) {
+    return `The preflight found a wrong assumption (${
+      [...observed.observation.missingPaths.map((p) => `missing ${p}`), ...observed.observation.invalidScopes].join("; ")
+    }): reopen the contract: ratchet reopen ${task.taskId} --reason "…"`
+  }
+  return Task.nextStep(task)
+}

@@ -243,7 +243,9 @@ describe("Controller", () => {
       expect(observed.holder?.sessionRef).toBe("s-1")
       yield* c.lease.heartbeat(taskId, 1)
       const wrongRelease = yield* Effect.flip(c.lease.release(taskId, 2, user))
-      expect(wrongRelease._tag).toBe("@ratchet/lease/NotHolder")
+      // Epoch 2 was never issued: a typo, not a displaced holder.
+      expect(wrongRelease._tag).toBe("@ratchet/controller/InvalidRequest")
+      expect(wrongRelease.message).toContain("never been issued")
       yield* c.lease.release(taskId, 1, user)
       const twice = yield* Effect.flip(c.lease.release(taskId, 1, user))
       expect(twice._tag).toBe("@ratchet/lease/LeaseNotHeld")

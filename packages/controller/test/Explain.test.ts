@@ -154,3 +154,31 @@ describe("ControllerError.exitClassOf", () => {
     })
   }
 })
+
+describe("TaskView.make next step", () => {
+  const observation = {
+    projectId: "prj",
+    taskId: base.taskId,
+    status: "free" as const,
+    epoch: null,
+    holder: null,
+    acquiredAt: null,
+    heartbeatAt: null,
+    graceMs: null,
+    deadline: null,
+    now: 0
+  }
+  const preflighted = (missing: ReadonlyArray<string>): Task.Task => ({
+    ...base,
+    state: "PREFLIGHT",
+    spec,
+    preflight: { specDigest: digestA, observation: { head: null, dirtyPaths: [], missingPaths: missing, invalidScopes: [] } }
+  })
+
+  it("points at reopen after a wrong assumption, at the plan otherwise", () => {
+    const wrong = TaskView.make(preflighted(["src/gone.ts"]), { version: 1, lastLsn: 1 }, observation)
+    expect(wrong.next).toBe(`The preflight found a wrong assumption (missing src/gone.ts): reopen the contract: ratchet reopen ${base.taskId} --reason "…"`)
+    const clean = TaskView.make(preflighted([]), { version: 1, lastLsn: 1 }, observation)
+    expect(clean.next).toBe(`Propose the plan: ratchet plan ${base.taskId} --file plan.yaml`)
+  })
+})

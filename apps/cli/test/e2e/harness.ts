@@ -1,0 +1,464 @@
+/**
+ * The end-to-end harness: a temporary git repository and `RATCHET_HOME` per test (a "world"), the
+ * bundled `ratchet` run in it as a child process, and the store engine it runs against (SQLite in
+ * the world's home, or PostgreSQL in a schema of its own).
+ *
+ * Approvals need an interactive terminal; {@link World.tty} runs the CLI under `script`, which
+ * gives it a pseudo-terminal, and types the input there, as a person would.
+ */
+import { spawn } from "node:child_process"
+import { createHash } from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { testSchemaName, testUrl } from "@ratchet/testkit/Postgres"
+import Database from "better-sqlite3"
+import pg from "pg"
+
+/** The CLI package (`apps/cli`). */
+export const cliRoot = fileURLToPath(new URL("../..", import.meta.url))
+
+/** The `ratchet` bin: it loads the bundle the global setup built. */
+export const bin = path.join(cliRoot, "bin", "ratchet.mjs")
+
+/** How long one CLI call may take before the test fails: generous, the machine is shared. */
+const callTimeoutMs = 60_000
+
+/**
+ * The result of one CLI call. `json` is the one JSON document on stdout (with `--json`), or
+ * `null` when stdout is not one.
+ */
+export interface Result {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON document, read by the tests field by field
+  readonly json: any
+}
+
+/** The JSON document on stdout: the whole of it, or (under a terminal) the last line that is one. */
+const jsonOf = (stdout: string): unknown => {
+  try {
+    return JSON.parse(stdout)
+  } catch {
+    const lines = stdout.split(/\r?\n/).filter((line) => line.startsWith("{"))
+    const last = lines[lines.length - 1]
+    if (last === undefined) return null
+    try {
+      return JSON.parse(last)
+    } catch {
+      return null
+    }
+  }
+}
+
+/** Runs `file args` and collects its output; never rejects on a non-zero exit. */
+export const exec = (
+  file: string,
+  args: ReadonlyArray<string>,
+  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly input?: string | undefined }
+): Promise<Result> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(file, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] })
+    const out: Array<Buffer> = []
+    const err: Array<Buffer> = []
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`timed out after ${callTimeoutMs} ms: ${[file, ...args].join(" ")}`))
+    }, callTimeoutMs)
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk))
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk))
+    child.on("error", (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+    child.on("close", (code, signal) => {
+      clearTimeout(timer)
+      const stdout = Buffer.concat(out).toString("utf8")
+      resolve({ code: code ?? (signal === null ? -1 : 128), stdout, stderr: Buffer.concat(err).toString("utf8"), json: jsonOf(stdout) })
+    })
+    child.stdin.on("error", () => {
+      // A child that exits without reading its input: its exit code says what happened.
+    })
+    child.stdin.end(options.input ?? "")
+  })
+
+/**
+ * `f` over `items`, at most `limit` at a time, results in order. Concurrent CLI calls each open the
+ * store (SQLite takes its write lock to check the migrations), so a table of refusals is run a few
+ * at a time rather than all at once.
+ */
+export const mapLimit = async <A, B>(items: ReadonlyArray<A>, limit: number, f: (item: A) => Promise<B>): Promise<Array<B>> => {
+  const results: Array<B> = new Array(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++
+      results[index] = await f(items[index] as A)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
+}
+
+/** A word for `sh -c`: single-quoted. */
+const shellWord = (word: string): string => `'${word.replace(/'/g, "'\\''")}'`
+
+// ---------------------------------------------------------------------------------------------
+// Engines
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A store engine the scenarios run against.
+ */
+export interface Engine {
+  readonly name: "sqlite" | "postgres"
+  /** The variables that select this engine for a world whose home is `home`. */
+  readonly storeEnv: (home: string) => Promise<Record<string, string>>
+  /** Raises the store's recorded schema version past this build's (as a newer Ratchet would). */
+  readonly raiseSchemaVersion: (world: World) => Promise<void>
+  /** Everything the store holds, as one digest: equal before and after means nothing was written. */
+  readonly fingerprint: (world: World) => Promise<string>
+  /** Drops what the engine created for the worlds of this file. */
+  readonly cleanup: () => Promise<void>
+}
+
+const sha256 = (bytes: Buffer | string): string => createHash("sha256").update(bytes).digest("hex")
+
+/** SQLite: the store is `$RATCHET_HOME/ratchet.db`. */
+export const sqlite: Engine = {
+  name: "sqlite",
+  storeEnv: (home) => Promise.resolve({ RATCHET_HOME: home }),
+  raiseSchemaVersion: (world) => {
+    const db = new Database(path.join(world.home, "ratchet.db"))
+    try {
+      // packages/storage/src/SqlStore.ts records the schema version in ratchet_schema (id 1).
+      const changed = db.prepare("UPDATE ratchet_schema SET version = version + 1 WHERE id = 1").run().changes
+      if (changed !== 1) throw new Error("no recorded schema version to raise")
+    } finally {
+      db.close()
+    }
+    return Promise.resolve()
+  },
+  fingerprint: (world) => {
+    const file = path.join(world.home, "ratchet.db")
+    const db = new Database(file, { readonly: true })
+    let rows: string
+    try {
+      rows = JSON.stringify([
+        db.prepare("SELECT version FROM ratchet_schema").all(),
+        db.prepare("SELECT lsn, stream_id, type FROM ratchet_events ORDER BY lsn").all()
+      ])
+    } finally {
+      db.close()
+    }
+    return Promise.resolve(`${sha256(fs.readFileSync(file))}:${sha256(rows)}`)
+  },
+  cleanup: () => Promise.resolve()
+}
+
+/** PostgreSQL: the test server, one fresh schema per world, dropped by {@link Engine.cleanup}. */
+export const postgres = (): Engine => {
+  const url = testUrl()
+  const schemas: Array<string> = []
+  const withClient = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> => {
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    try {
+      return await f(client)
+    } finally {
+      await client.end()
+    }
+  }
+  return {
+    name: "postgres",
+    storeEnv: (home) => {
+      const schema = testSchemaName("ratchet_e2e")
+      schemas.push(schema)
+      return Promise.resolve({ RATCHET_HOME: home, RATCHET_DATABASE_URL: url, RATCHET_DATABASE_SCHEMA: schema })
+    },
+    raiseSchemaVersion: (world) =>
+      withClient(async (client) => {
+        const schema = world.env["RATCHET_DATABASE_SCHEMA"] ?? ""
+        const result = await client.query(`UPDATE "${schema}".ratchet_schema SET version = version + 1 WHERE id = 1`)
+        if (result.rowCount !== 1) throw new Error("no recorded schema version to raise")
+      }),
+    fingerprint: (world) =>
+      withClient(async (client) => {
+        const schema = world.env["RATCHET_DATABASE_SCHEMA"] ?? ""
+        const tables = await client.query<{ table_name: string }>(
+          "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",
+          [schema]
+        )
+        const parts: Array<unknown> = [tables.rows.map((row) => row.table_name)]
+        for (const { table_name } of tables.rows) {
+          const rows = await client.query(`SELECT * FROM "${schema}"."${table_name}"`)
+          parts.push(rows.rows.map((row) => JSON.stringify(row)).sort())
+        }
+        return sha256(JSON.stringify(parts))
+      }),
+    cleanup: async () => {
+      const dropping = schemas.splice(0)
+      if (dropping.length === 0) return
+      await withClient(async (client) => {
+        for (const schema of dropping) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+      })
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Worlds
+// ---------------------------------------------------------------------------------------------
+
+/** A temporary repository and home, with the CLI to run in them. */
+export interface World {
+  readonly engine: Engine
+  /** The temporary directory holding everything below. */
+  readonly root: string
+  /** The git repository (`ratchet init` was run in it unless asked otherwise). */
+  readonly repo: string
+  /** `RATCHET_HOME`. */
+  readonly home: string
+  /** The environment every call runs with. */
+  readonly env: NodeJS.ProcessEnv
+  /** Runs `ratchet args` in the repository (or `cwd`), stdin from `input` (not a terminal). */
+  readonly run: (
+    args: ReadonlyArray<string>,
+    options?: { readonly cwd?: string; readonly input?: string; readonly env?: Record<string, string> }
+  ) => Promise<Result>
+  /** {@link run}, failing the test unless it exits 0. */
+  readonly ok: (args: ReadonlyArray<string>, options?: { readonly env?: Record<string, string> }) => Promise<Result>
+  /** Runs `ratchet args` on a pseudo-terminal (through `script`), typing `input`. */
+  readonly tty: (args: ReadonlyArray<string>, input: string) => Promise<Result>
+  /** Writes a file outside the repository (specs, plans) and returns its path. */
+  readonly file: (name: string, content: string | Uint8Array) => string
+}
+
+const roots: Array<string> = []
+
+/** Removes every world's directory made by this file. */
+export const removeWorlds = (): void => {
+  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true })
+}
+
+/** The environment of the test process, without what would point a child elsewhere. */
+const baseEnv = (): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.startsWith("RATCHET_") || key.startsWith("GIT_") || key === "NO_COLOR" || key === "FORCE_COLOR") continue
+    env[key] = value
+  }
+  return { ...env, NO_COLOR: "1", SHELL: "/bin/sh" }
+}
+
+const git = async (cwd: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) => {
+  const result = await exec("git", args, { cwd, env })
+  if (result.code !== 0) throw new Error(`git ${args.join(" ")} failed (${result.code}): ${result.stderr}`)
+}
+
+/**
+ * A world: a git repository with one commit (a README and `test/date.test.js`, so `test/**` is a
+ * valid scope), a home, the engine's store, and `ratchet init` run in it unless `init` is false.
+ */
+export const makeWorld = async (engine: Engine, options: { readonly init?: boolean } = {}): Promise<World> => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `ratchet-e2e-${engine.name}-`)))
+  roots.push(root)
+  const repo = path.join(root, "repo")
+  const home = path.join(root, "home")
+  const files = path.join(root, "files")
+  for (const dir of [repo, files, path.join(repo, "test")]) fs.mkdirSync(dir, { recursive: true })
+  const env: NodeJS.ProcessEnv = { ...baseEnv(), ...(await engine.storeEnv(home)) }
+  fs.writeFileSync(path.join(repo, "README.md"), "# A repository for the end-to-end tests\n")
+  fs.writeFileSync(path.join(repo, "test", "date.test.js"), "// a flaky date test\n")
+  await git(repo, ["init", "-q"], env)
+  await git(repo, ["config", "user.name", "Ratchet E2E"], env)
+  await git(repo, ["config", "user.email", "e2e@ratchet.invalid"], env)
+  await git(repo, ["config", "commit.gpgsign", "false"], env)
+  await git(repo, ["add", "."], env)
+  await git(repo, ["commit", "-q", "-m", "initial commit"], env)
+
+  const run: World["run"] = (args, runOptions = {}) =>
+    exec(process.execPath, [bin, ...args], {
+      cwd: runOptions.cwd ?? repo,
+      env: { ...env, ...runOptions.env },
+      input: runOptions.input
+    })
+  const ok: World["ok"] = async (args, okOptions = {}) => {
+    const result = await run(args, okOptions)
+    if (result.code !== 0) {
+      throw new Error(`ratchet ${args.join(" ")} exited ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`)
+    }
+    return result
+  }
+  const tty: World["tty"] = (args, input) =>
+    exec("script", ["-qec", [process.execPath, bin, ...args].map(shellWord).join(" "), "/dev/null"], { cwd: repo, env, input })
+  const file: World["file"] = (name, content) => {
+    const target = path.join(files, name)
+    fs.writeFileSync(target, content)
+    return target
+  }
+  const world: World = { engine, root, repo, home, env, run, ok, tty, file }
+  if (options.init !== false) await ok(["init"])
+  return world
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tasks
+// ---------------------------------------------------------------------------------------------
+
+/** `ratchet task create`, returning the new task's id. */
+export const createTask = async (world: World, goal: string): Promise<string> => {
+  const created = await world.ok(["task", "create", "--goal", goal, "--json"])
+  return created.json.taskId as string
+}
+
+/** `ratchet status <task> --json`: the task view. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON document
+export const status = async (world: World, taskId: string): Promise<any> => (await world.ok(["status", taskId, "--json"])).json.task
+
+/** One record of `ratchet log <task> --json`. */
+export interface LogRecord {
+  readonly lsn: number
+  readonly at: string
+  readonly type: string
+  readonly actor: { readonly kind: string; readonly id: string }
+  readonly epoch: number | null
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the event, read field by field
+  readonly event: any
+}
+
+/** `ratchet log <task> --json`, one record per NDJSON line. */
+export const events = async (world: World, taskId: string): Promise<ReadonlyArray<LogRecord>> => {
+  const result = await world.ok(["log", taskId, "--json"])
+  return result.stdout.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as LogRecord)
+}
+
+/** The first 8 hex characters after `sha256:`, as a person types them. */
+export const confirmationOf = (digest: string): string => {
+  const match = /^sha256:([0-9a-f]{64})$/.exec(digest)
+  if (match === null) throw new Error(`not a digest: ${digest}`)
+  return (match[1] as string).slice(0, 8)
+}
+
+/** Eight hex characters that are certainly not `confirmation`: each digit moved by one. */
+export const wrongConfirmation = (confirmation: string): string =>
+  [...confirmation].map((c) => ((parseInt(c, 16) + 1) % 16).toString(16)).join("")
+
+/** Which digest of `status` an approval (or a reopen out of FAILED) confirms. */
+const digestFor = { restatement: "restatement", spec: "spec", plan: "plan" } as const
+
+/**
+ * `ratchet approve <task> <subject>` on a terminal, typing the first 8 hex characters of the
+ * digest `status --json` shows (or `typed`).
+ */
+export const approve = async (
+  world: World,
+  taskId: string,
+  subject: "restatement" | "spec" | "plan",
+  typed?: string
+): Promise<Result> => {
+  const view = await status(world, taskId)
+  const digest = view.digests[digestFor[subject]] as string | null
+  if (digest === null) throw new Error(`task ${taskId} has no ${subject} digest to approve`)
+  return world.tty(["approve", taskId, subject, "--json"], `${typed ?? confirmationOf(digest)}\n`)
+}
+
+/** {@link approve}, failing the test unless it exits 0. */
+export const approveOk = async (world: World, taskId: string, subject: "restatement" | "spec" | "plan"): Promise<Result> => {
+  const result = await approve(world, taskId, subject)
+  if (result.code !== 0) throw new Error(`approve ${taskId} ${subject} exited ${result.code}\n${result.stdout}\n${result.stderr}`)
+  return result
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contract files
+// ---------------------------------------------------------------------------------------------
+
+/** The parts of a spec file the scenarios vary. */
+export interface SpecParts {
+  readonly goal?: string
+  readonly constraints?: ReadonlyArray<string>
+  readonly relevantPaths?: ReadonlyArray<string>
+  readonly allowedScope?: ReadonlyArray<string>
+  readonly body?: string
+}
+
+/** A spec file's text: YAML front matter (the contract) and a Markdown body (editorial). */
+export const specText = (parts: SpecParts = {}): string => {
+  const list = (items: ReadonlyArray<string>, indent: string) => items.map((item) => `${indent}- ${JSON.stringify(item)}`).join("\n")
+  return [
+    "---",
+    `goal: ${JSON.stringify(parts.goal ?? "Make the flaky date test deterministic")}`,
+    "nonGoals:",
+    list(["Rewrite the date library"], "  "),
+    "constraints:",
+    list(parts.constraints ?? ["No new runtime dependencies"], "  "),
+    "context:",
+    "  relevantPaths:",
+    list(parts.relevantPaths ?? ["test/date.test.js"], "    "),
+    "acceptanceCriteria:",
+    "  - id: AC-001",
+    "    outcome: The date test passes in every timezone",
+    "    required: true",
+    "    verify:",
+    "      command: node --version",
+    "execution:",
+    "  allowedScope:",
+    list(parts.allowedScope ?? ["test/**"], "    "),
+    "---",
+    parts.body ?? "# The date test\n\nIt fails at midnight UTC; freeze the clock.\n"
+  ].join("\n")
+}
+
+/** A plan file covering AC-001 with one step. */
+export const planText = (title = "Freeze the clock in the date test"): string =>
+  [
+    "steps:",
+    "  - id: freeze-clock",
+    `    title: ${JSON.stringify(title)}`,
+    "    acRefs: [AC-001]",
+    "    run:",
+    "      command: node --version",
+    ""
+  ].join("\n")
+
+/** Brief: restate, approve the restatement on a terminal, close. The task stays INTERVIEWING. */
+export const closeBrief = async (world: World, taskId: string): Promise<void> => {
+  await world.ok(["brief", taskId, "restate", "Freeze the clock in the date test so it passes in any timezone."])
+  await approveOk(world, taskId, "restatement")
+  await world.ok(["brief", taskId, "close"])
+}
+
+/** A new task driven to SPEC_READY with `spec` (default {@link specText}). */
+export const toSpecReady = async (world: World, goal: string, spec: string = specText()): Promise<string> => {
+  const taskId = await createTask(world, goal)
+  await closeBrief(world, taskId)
+  await world.ok(["spec", taskId, "--file", world.file(`${taskId}-spec.md`, spec)])
+  return taskId
+}
+
+/** A new task driven to PLAN_APPROVED: brief, spec (approved), preflight, plan (approved). */
+export const toPlanApproved = async (world: World, goal: string, spec: string = specText()): Promise<string> => {
+  const taskId = await toSpecReady(world, goal, spec)
+  await approveOk(world, taskId, "spec")
+  await world.ok(["preflight", taskId])
+  await world.ok(["plan", taskId, "--file", world.file(`${taskId}-plan.yaml`, planText())])
+  await approveOk(world, taskId, "plan")
+  return taskId
+}
+
+/**
+ * Drives a PLAN_APPROVED task to FAILED through the store, as a runner would (see fail-run.ts):
+ * lease + run start, fail, release.
+ */
+export const failThroughStore = async (world: World, taskId: string): Promise<Result> => {
+  const script = path.join(cliRoot, "test", "e2e", "fail-run.ts")
+  const result = await exec(process.execPath, ["--conditions=@ratchet/source", "--import", "tsx", script, world.repo, taskId], {
+    cwd: cliRoot,
+    env: world.env
+  })
+  if (result.code !== 0) throw new Error(`fail-run exited ${result.code}\n${result.stdout}\n${result.stderr}`)
+  return result
+}

@@ -1103,9 +1103,21 @@ const proposeSpec = (task: Task, command: Extract<Command, { _tag: "ProposeSpec"
         Gate.specProposal(context(task, command), { briefClosed: task.brief.closed }),
         () => emit(proposed(false))
       )
-    case "REOPENED":
-      // A reopen exists to change the contract: even an unchanged spec needs approving again.
-      return emit(proposed(task.spec?.approvedDigest != null))
+    case "REOPENED": {
+      // A reopen exists to change the contract: even an unchanged spec needs approving again. A
+      // new contract also makes the plan (and its approval) stale, as it would before a reopen.
+      const voided = proposed(task.spec?.approvedDigest != null)
+      const plan = task.plan
+      return plan === null || plan.stale || task.spec?.digest === digest
+        ? emit(voided)
+        : emit(voided, {
+          _tag: "PlanMarkedStale",
+          ...meta(command),
+          planRevision: plan.revision,
+          planDigest: plan.digest,
+          specDigest: digest
+        })
+    }
     case "SPEC_READY":
       return task.spec !== null && task.spec.digest === digest ? emit() : emit(proposed(false))
     case "SPEC_APPROVED":

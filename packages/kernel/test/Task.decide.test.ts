@@ -195,7 +195,7 @@ const TABLE: Record<Tag, readonly [Expected, Expected, Expected, Expected, Expec
   ApproveRestatement: [FT,                                 FTx,                                   FT,                                  FT,                                  FT,                                  FT,                                                    FT,                                                    FT,                                               FT,                                    TS, FT,                                 TP,                                 FT,                                 FT,                                 TS],
   CloseBrief:         [FT,                                 held("restatement_missing"),           FT,                                  FT,                                  FT,                                  FT,                                                    FT,                                                    FT,                                               FT,                                    TS, FT,                                 TP,                                 FT,                                 FT,                                 TS],
   ResumeInterview:    [FT,                                 FT,                                    FT,                                  FT,                                  FT,                                  FT,                                                    FT,                                                    FT,                                               FT,                                    TS, ok("INTERVIEWING", "InterviewResumed"), TP,                             FT,                                 FT,                                 TS],
-  ProposeSpec:        [FT,                                 held("brief_not_closed"),              ok("SPEC_READY", "SpecProposed"),    ok("SPEC_READY", "SpecProposed"),    ok("SPEC_READY", "SpecProposed"),    ok("SPEC_READY", "SpecProposed", "PlanMarkedStale"),   ok("SPEC_READY", "SpecProposed", "PlanMarkedStale"),   CC,                                               CC,                                    TS, ok("SPEC_READY", "SpecProposed"),   TP,                                 CC,                                 CC,                                 TS],
+  ProposeSpec:        [FT,                                 held("brief_not_closed"),              ok("SPEC_READY", "SpecProposed"),    ok("SPEC_READY", "SpecProposed"),    ok("SPEC_READY", "SpecProposed"),    ok("SPEC_READY", "SpecProposed", "PlanMarkedStale"),   ok("SPEC_READY", "SpecProposed", "PlanMarkedStale"),   CC,                                               CC,                                    TS, ok("SPEC_READY", "SpecProposed", "PlanMarkedStale"), TP,                                 CC,                                 CC,                                 TS],
   ApproveSpec:        [FT,                                 FT,                                    ok("SPEC_APPROVED", "SpecApproved"), FT,                                  FT,                                  FT,                                                    FT,                                                    FT,                                               FT,                                    TS, FT,                                 TP,                                 FT,                                 FT,                                 TS],
   RecordPreflight:    [FT,                                 FT,                                    FT,                                  ok("PREFLIGHT", "PreflightRecorded"), ok("PREFLIGHT", "PreflightRecorded"), FT,                                              FT,                                                    FT,                                               FT,                                    TS, FT,                                 TP,                                 FT,                                 FT,                                 TS],
   ProposePlan:        [FT,                                 FT,                                    FT,                                  FT,                                  ok("PLAN_READY", "PlanProposed"),    ok("PLAN_READY", "PlanProposed"),                      ok("PLAN_READY", "PlanProposed"),                      FT,                                               FT,                                    TS, FT,                                 TP,                                 FT,                                 FT,                                 TS],
@@ -913,8 +913,29 @@ describe("invalidation", () => {
 
   it("a spec proposed after a reopen needs approving again, even unchanged", () => {
     const events = eventsOf(Task.decide(cmd.proposeSpec(specA), REACHED.REOPENED.aggregate))
+    expect(tags(events)).toEqual(["SpecProposed"])
     expect(only(events, "SpecProposed")).toMatchObject({ revision: 2, digest: Spec.digest(specA), voidedApproval: true })
+    expect(asTask(events.reduce(Task.evolve, REACHED.REOPENED.aggregate)).plan?.stale).toBe(false)
     expect(asTask(events.reduce(Task.evolve, REACHED.REOPENED.aggregate)).spec?.approvedDigest).toBeNull()
+  })
+
+  it("a new contract after a reopen marks the approved plan stale, once", () => {
+    const { aggregate, task } = REACHED.REOPENED
+    const events = eventsOf(Task.decide(cmd.proposeSpec(specB), aggregate))
+    expect(tags(events)).toEqual(["SpecProposed", "PlanMarkedStale"])
+    expect(only(events, "PlanMarkedStale")).toMatchObject({
+      planRevision: 1,
+      planDigest: planDigestOf(task),
+      specDigest: Spec.digest(specB)
+    })
+    const next = asTask(events.reduce(Task.evolve, aggregate))
+    expect(next.state).toBe("SPEC_READY")
+    expect(next.plan?.stale).toBe(true)
+    // Reopened again with the plan already stale: no second mark.
+    const again = drive([cmd.proposeSpec(specB), approveSpecNow, cmd.recordPreflight(), cmd.reopen()], REACHED.REOPENED)
+    expect(asTask(again.aggregate).plan?.stale).toBe(true)
+    expect(asTask(again.aggregate).state).toBe("REOPENED")
+    expect(tags(eventsOf(Task.decide(cmd.proposeSpec(specWith({ goal: "A third contract" })), again.aggregate)))).toEqual(["SpecProposed"])
   })
 
   it.each(["SPEC_READY", "SPEC_APPROVED", "PREFLIGHT", "PLAN_READY", "PLAN_APPROVED"] as const)(

@@ -9,7 +9,6 @@ import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as Digest from "@ratchet/kernel/Digest"
 import * as Plan from "@ratchet/kernel/Plan"
@@ -18,18 +17,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as fc from "fast-check"
-import { afterAll } from "vitest"
+import { tempDirFactory } from "./tempDirs.js"
 import * as ContractFile from "../src/ContractFile.js"
 
-const roots: Array<string> = []
-afterAll(() => {
-  for (const root of roots) fs.rmSync(root, { recursive: true, force: true })
-})
-const tempDir = (): string => {
-  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-contract-")))
-  roots.push(root)
-  return root
-}
+const tempDir = tempDirFactory("ratchet-contract-")
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text)
 const bytesOf = (...values: ReadonlyArray<number>): Uint8Array => Uint8Array.from(values)

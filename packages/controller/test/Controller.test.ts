@@ -3,7 +3,6 @@
  * re-decides, what it refuses before the kernel, and that a refusal writes nothing.
  */
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import type * as Event from "@ratchet/kernel/Event"
@@ -15,19 +14,15 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import { afterAll } from "vitest"
+import { tempDirFactory } from "./tempDirs.js"
 import * as Controller from "../src/Controller.js"
 import type * as Workspace from "../src/Workspace.js"
 
-const roots: Array<string> = []
-afterAll(() => {
-  for (const root of roots) fs.rmSync(root, { recursive: true, force: true })
-})
-
-const temp = (prefix: string) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
-  roots.push(dir)
-  return dir
+const factories = new Map<string, () => string>()
+const temp = (prefix: string): string => {
+  let make = factories.get(prefix)
+  if (make === undefined) factories.set(prefix, make = tempDirFactory(prefix))
+  return make()
 }
 
 const user: Event.Actor = { kind: "user", id: "ana" }

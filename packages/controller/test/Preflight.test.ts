@@ -13,18 +13,10 @@ import type * as Spec from "@ratchet/kernel/Spec"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { afterAll } from "vitest"
+import { tempDirFactory } from "./tempDirs.js"
 import * as Preflight from "../src/Preflight.js"
 
-const roots: Array<string> = []
-afterAll(() => {
-  for (const root of roots) fs.rmSync(root, { recursive: true, force: true })
-})
-const tempDir = (): string => {
-  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-preflight-")))
-  roots.push(root)
-  return root
-}
+const tempDir = tempDirFactory("ratchet-preflight-")
 
 // Git must never find a repository above the temporary directories (a CI checkout of /tmp, say).
 process.env["GIT_CEILING_DIRECTORIES"] = fs.realpathSync(os.tmpdir())

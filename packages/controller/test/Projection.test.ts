@@ -4,7 +4,6 @@
  * at a target replaced without touching what it pointed at; hostile slugs and task ids refused.
  */
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as Plan from "@ratchet/kernel/Plan"
 import * as Spec from "@ratchet/kernel/Spec"
@@ -12,18 +11,10 @@ import * as Task from "@ratchet/kernel/Task"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { afterAll } from "vitest"
+import { tempDirFactory } from "./tempDirs.js"
 import * as Projection from "../src/Projection.js"
 
-const roots: Array<string> = []
-afterAll(() => {
-  for (const root of roots) fs.rmSync(root, { recursive: true, force: true })
-})
-const tempDir = (): string => {
-  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-projection-")))
-  roots.push(root)
-  return root
-}
+const tempDir = tempDirFactory("ratchet-projection-")
 
 const user = { kind: "user", id: "alice" } as const
 const agent = { kind: "agent", id: "agent-1" } as const

@@ -5,23 +5,14 @@
  */
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { afterAll } from "vitest"
+import { tempDirFactory } from "./tempDirs.js"
 import * as Workspace from "../src/Workspace.js"
 
-const roots: Array<string> = []
-afterAll(() => {
-  for (const root of roots) fs.rmSync(root, { recursive: true, force: true })
-})
-const tempDir = (): string => {
-  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-ws-")))
-  roots.push(root)
-  return root
-}
+const tempDir = tempDirFactory("ratchet-ws-")
 
 const git = (cwd: string, ...args: ReadonlyArray<string>) =>
   execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "init.defaultBranch=main", ...args], {

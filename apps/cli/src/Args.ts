@@ -172,6 +172,10 @@ export const parse = (
       }
       continue
     }
+    if (typeof value === "string" && value.trim() === "") {
+      // No option of any command means anything when blank: say so rather than pass "" on.
+      return new UsageError({ command, field: `--${name}`, reason: "is empty.", fix: `${spec.description} ${help}` })
+    }
     if (typeof value === "string" && spec.choices !== undefined && !spec.choices.includes(value)) {
       return new UsageError({
         command,

@@ -44,7 +44,7 @@ export interface Env {
  * @category models
  */
 export interface Outcome {
-  readonly exit: 0 | 3
+  readonly exit: 0 | 2 | 3
   readonly json: Record<string, unknown> | null
   readonly text: string | null
 }
@@ -96,7 +96,7 @@ const writtenText = (written: Controller.Written, env: Env, headline: string): s
   const lines = [`${headline}`, `${written.task.taskId}: ${env.style.bold(written.task.state)}`]
   if (written.events.length === 0) lines.push(env.style.dim("(nothing changed)"))
   for (const warning of written.warnings) lines.push(env.style.yellow(`warning: ${warning}`))
-  lines.push(`next: ${written.task.next}`)
+  lines.push(`next: ${Render.visible(written.task.next)}`)
   return lines.join("\n")
 }
 
@@ -118,7 +118,9 @@ const controller = Controller.Controller
 const confirm = (subject: Controller.ApprovalSubject, env: Env) =>
   Effect.gen(function*() {
     process.stderr.write(
-      `\nYou are approving the ${subject.subject} of task ${subject.taskId}:\n\n${subject.text.trimEnd()}\n\ndigest ${subject.digest}\n`
+      // Control characters are shown, never obeyed: a spec must not be able to redraw the screen
+      // and hide what is being approved.
+      `\nYou are approving the ${subject.subject} of task ${subject.taskId}:\n\n${Render.visible(subject.text.trimEnd())}\n\ndigest ${subject.digest}\n`
     )
     const expected = Controller.confirmationOf(subject.digest)
     const typed = yield* Terminal.ask(`Type the first ${Controller.confirmationLength} hex characters of the digest to approve (anything else cancels): `)
@@ -457,15 +459,24 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet gate <task> [--to <STATE>]",
     summary: "Explain the gate for the next transition (writes nothing)",
     description:
-      "Evaluates the gate between the task's state and --to (default: the next state on the lifecycle) and prints CLEAR or HOLD with every reason and required action. An approval gate is evaluated without a receipt. Exit 0 whatever the gate says: this command reports, it does not move the task.",
+      "Evaluates the gate between the task's state and --to (default: the next state on the lifecycle) as this caller would meet it, and prints CLEAR or HOLD with every reason and required action; writes nothing. An approval gate is evaluated without a receipt; the run-start gate counts the lease as held only when --lease-epoch presents the held epoch. Exit 0 for CLEAR (or a transition no gate guards), 3 for HOLD, 2 when the lifecycle has no such transition, so `ratchet gate T --to RUNNING && …` only goes on when it may.",
     positionals: [taskArg],
-    options: { to: { type: "string", choices: Task.states, placeholder: "<STATE>", description: "The target state, e.g. RUNNING (default: the next one on the lifecycle)." } },
+    options: {
+      to: { type: "string", choices: Task.states, placeholder: "<STATE>", description: "The target state, e.g. RUNNING (default: the next one on the lifecycle)." },
+      ...leaseEpoch
+    },
     examples: ["ratchet gate t-3f9a1c2b", "ratchet gate t-3f9a1c2b --to RUNNING --json"],
     needs: "project",
     run: (parsed, env) =>
       Effect.flatMap(controller, (c) =>
-        Effect.map(c.gate(str(parsed, "task"), parsed.options["to"] as Task.State | undefined), (explained) =>
-          ok({ ...explained }, Render.explanation(explained, env.style))))
+        Effect.map(
+          c.gate(str(parsed, "task"), parsed.options["to"] as Task.State | undefined, invocation(parsed, env)),
+          (explained): Outcome => ({
+            exit: explained.decision === "HOLD" ? 3 : explained.decision === "FORBIDDEN" ? 2 : 0,
+            json: { ...explained },
+            text: Render.explanation(explained, env.style)
+          })
+        ))
   },
   {
     name: "log",

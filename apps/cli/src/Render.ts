@@ -40,6 +40,24 @@ export const style = (colour: boolean): Style => {
   return { bold: wrap(1, 22), dim: wrap(2, 22), red: wrap(31, 39), green: wrap(32, 39), yellow: wrap(33, 39) }
 }
 
+/**
+ * Control characters (C0 except newline and tab, DEL, C1) and bidirectional formatting characters,
+ * which a terminal would obey rather than show.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const invisible = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+
+/**
+ * `text` with every control and bidirectional formatting character written out as `\u{…}`, so
+ * what a person reads on a terminal is what is stored: text an agent wrote cannot move the cursor,
+ * erase a line or reorder what is shown.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const visible = (text: string): string =>
+  text.replace(invisible, (character) => `\\u{${(character.codePointAt(0) ?? 0).toString(16)}}`)
+
 const short = (digest: string | null): string => digest === null ? "—" : digest.slice(0, 19)
 
 const ago = (at: number | null, now: number): string => {
@@ -62,7 +80,7 @@ export const lease = (observed: Pick<LeaseManager.Observation, "status" | "epoch
   const holder = observed.holder === null
     ? "?"
     : `${observed.holder.host}${observed.holder.sessionRef === undefined ? "" : ` session ${observed.holder.sessionRef}`} pid ${observed.holder.pid} (workspace ${observed.holder.workspaceId})`
-  const line = `epoch ${observed.epoch} held by ${holder}; last heartbeat ${ago(observed.heartbeatAt, observed.now)}, grace deadline ${
+  const line = `epoch ${observed.epoch} held by ${visible(holder)}; last heartbeat ${ago(observed.heartbeatAt, observed.now)}, grace deadline ${
     ago(observed.deadline, observed.now)
   }`
   return observed.status === "expired"
@@ -81,7 +99,7 @@ export const task = (view: TaskView.TaskView, s: Style): string => {
     `${s.bold(view.taskId)}  ${view.slug}  ${s.bold(view.state)} (${view.stage})${view.terminal ? " — terminal" : ""}${
       view.pausedFrom === null ? "" : `, paused from ${view.pausedFrom}`
     }`,
-    `goal:       ${view.goal}`,
+    `goal:       ${visible(view.goal)}`,
     `revisions:  brief ${view.revisions.brief} · spec ${view.revisions.spec ?? "—"} · plan ${view.revisions.plan ?? "—"}`,
     `spec:       ${short(view.digests.spec)}${
       view.digests.spec === null ? "" : view.digests.specApproved === view.digests.spec ? " approved" : " not approved"
@@ -100,9 +118,9 @@ export const task = (view: TaskView.TaskView, s: Style): string => {
     `blockers:   ${
       view.blockers.length === 0
         ? "none"
-        : view.blockers.map((b) => `${b.category} (owner ${b.owner}): ${b.requiredAction}`).join("; ")
+        : visible(view.blockers.map((b) => `${b.category} (owner ${b.owner}): ${b.requiredAction}`).join("; "))
     }`,
-    `next:       ${view.next}`
+    `next:       ${visible(view.next)}`
   ]
   if (view.actions.length > 0) {
     lines.push("allowed:")
@@ -121,7 +139,7 @@ export const taskList = (views: ReadonlyArray<TaskView.TaskView>, s: Style): str
   if (views.length === 0) return `No tasks yet. Create one: ratchet task create --goal "…"`
   const width = Math.max(...views.map((view) => view.state.length))
   return views
-    .map((view) => `${s.bold(view.taskId)}  ${view.state.padEnd(width)}  ${view.lease.status === "free" ? "    " : "🔒  "}${view.goal}`)
+    .map((view) => `${s.bold(view.taskId)}  ${view.state.padEnd(width)}  ${view.lease.status === "free" ? "    " : "🔒  "}${visible(view.goal)}`)
     .join("\n")
 }
 
@@ -133,9 +151,9 @@ export const taskList = (views: ReadonlyArray<TaskView.TaskView>, s: Style): str
  */
 export const gate = (record: Gate.Gate, s: Style): string => {
   const lines = [`${record.decision === "CLEAR" ? s.green("CLEAR") : s.yellow("HOLD")}  ${record.kind}: ${record.from} → ${record.to}`]
-  for (const reason of record.reasons) lines.push(`  - ${reason.code}: ${reason.message}`)
+  for (const reason of record.reasons) lines.push(`  - ${reason.code}: ${visible(reason.message)}`)
   for (const action of record.requiredActions) {
-    lines.push(`  → ${action.description}${action.command === undefined ? "" : `: ${action.command}`}`)
+    lines.push(`  → ${visible(action.description)}${action.command === undefined ? "" : `: ${visible(action.command)}`}`)
   }
   return lines.join("\n")
 }
@@ -148,7 +166,7 @@ export const gate = (record: Gate.Gate, s: Style): string => {
  */
 export const explanation = (explained: Explain.Explanation, s: Style): string =>
   explained.gate === null
-    ? `${explained.decision === "ALLOWED" ? s.green("ALLOWED") : s.red("FORBIDDEN")}  ${explained.from} → ${explained.to}\n${explained.explanation}`
+    ? `${explained.decision === "ALLOWED" ? s.green("ALLOWED") : s.red("FORBIDDEN")}  ${explained.from} → ${explained.to}\n${visible(explained.explanation)}`
     : gate(explained.gate, s)
 
 /**
@@ -162,7 +180,7 @@ export const logLine = (stored: EventStore.StoredEvent): string =>
     String(stored.lsn).padStart(6),
     new Date(stored.event.at).toISOString(),
     stored.event._tag.padEnd(20),
-    `${stored.event.actor.kind}:${stored.event.actor.id}`,
+    `${stored.event.actor.kind}:${visible(stored.event.actor.id)}`,
     stored.epoch === null ? "" : `epoch ${stored.epoch}`
   ].join("  ").trimEnd()
 

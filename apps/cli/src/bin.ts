@@ -17,7 +17,10 @@ run(process.argv.slice(2)).then(
     process.exitCode = code
   },
   (error: unknown) => {
-    process.stderr.write(`error: unexpected: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
+    // A bug escaped the command's own error handling: its message always, its stack only on request.
+    const verbose = process.argv.includes("--verbose")
+    const text = error instanceof Error ? (verbose ? error.stack ?? error.message : error.message) : String(error)
+    process.stderr.write(`error: unexpected: ${text}\n${verbose ? "" : "Run again with --verbose for the full cause.\n"}`)
     process.exitCode = 1
   }
 )

@@ -87,7 +87,7 @@ const fail = (io: Io, code: number, error: unknown, extra: string | null = null)
       const message = error instanceof Error || (typeof error === "object" && error !== null && "message" in error)
         ? String((error as { message: unknown }).message)
         : String(error)
-      process.stderr.write(`${style.red("error")}: ${message}\n`)
+      process.stderr.write(`${style.red("error")}: ${Render.visible(message)}\n`)
     }
   }
   if (extra !== null) process.stderr.write(`${extra}\n`)
@@ -97,9 +97,11 @@ const fail = (io: Io, code: number, error: unknown, extra: string | null = null)
 const runInit = (parsed: Args.Parsed, env: Commands.Env) =>
   Effect.gen(function*() {
     const name = parsed.options["name"]
-    const initialised = yield* Workspace.make.init(env.cwd, typeof name === "string" ? { displayName: name } : {})
-    // Opening the store applies its migrations; the scope closes it again.
+    // The store first: opening it applies its migrations (the scope closes it again), and a store
+    // that cannot be opened (unreachable, or written by a newer Ratchet) must leave the repository
+    // untouched rather than half initialised.
     yield* Effect.scoped(Layer.build(Store.store()))
+    const initialised = yield* Workspace.make.init(env.cwd, typeof name === "string" ? { displayName: name } : {})
     const where = Store.engine() === "postgres"
       ? "PostgreSQL (RATCHET_DATABASE_URL)"
       : path.join(process.env["RATCHET_HOME"] ?? "~/.ratchet", "ratchet.db")
@@ -184,8 +186,20 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   const actor = actorOf(spec.name)
   if (actor instanceof Args.UsageError) return fail(io, 2, actor)
   const cwdOption = parsed.options["cwd"]
+  let started: string
+  try {
+    started = typeof cwdOption === "string" ? cwdOption : process.cwd()
+  } catch {
+    // The directory this process started in was deleted under it.
+    return fail(io, 2, new Args.UsageError({
+      command: spec.name,
+      field: "cwd",
+      reason: "the current directory no longer exists.",
+      fix: "cd into the repository (or pass -C <dir>) and run the command again."
+    }))
+  }
   const env: Commands.Env = {
-    cwd: path.resolve(typeof cwdOption === "string" ? cwdOption : process.cwd()),
+    cwd: path.resolve(started),
     json,
     style: Render.style(Render.colourFor(process.stdout)),
     actor,
@@ -202,7 +216,7 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   const exit = await Effect.runPromiseExit(program)
   if (Exit.isSuccess(exit)) {
     const outcome = exit.value
-    if (json && outcome.json !== null) print(JSON.stringify({ ok: true, command: spec.name, ...outcome.json }))
+    if (json && outcome.json !== null) print(JSON.stringify({ ok: outcome.exit === 0, command: spec.name, exitCode: outcome.exit, ...outcome.json }))
     else if (!json && outcome.text !== null) print(outcome.text)
     return outcome.exit
   }

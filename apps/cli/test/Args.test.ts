@@ -60,7 +60,6 @@ describe("Args.parse accepts", () => {
 
   it("--opt=value, including an empty value and one that starts with a dash", () => {
     expect(parsed("t-1", "--goal=a=b").options["goal"]).toBe("a=b")
-    expect(parsed("t-1", "--goal=").options["goal"]).toBe("")
     expect(parsed("t-1", "--goal=-x").options["goal"]).toBe("-x")
   })
 
@@ -193,7 +192,6 @@ describe("Args.parse refuses, naming the field", () => {
     ["+5", "a sign"],
     [" 5", "whitespace"],
     ["5 ", "whitespace"],
-    ["", "empty"],
     ["ten", "a word"],
     ["99999999999999999", "past 16 digits"],
     ["Infinity", "infinity"]
@@ -201,6 +199,16 @@ describe("Args.parse refuses, naming the field", () => {
     const error = refused("t-1", "--goal", "g", `--epoch=${value}`)
     expect(error.field).toBe("--epoch")
     expect(error.reason).toContain("is not an integer from 1 to 100")
+  })
+
+  it.each([
+    ["--goal", ["--goal="]],
+    ["--goal", ["--goal", "  "]],
+    ["--epoch", ["--goal", "g", "--epoch="]]
+  ] as const)("a blank %s is refused as empty", (field, args) => {
+    const error = refused("t-1", ...args)
+    expect(error.field).toBe(field)
+    expect(error.reason).toBe("is empty.")
   })
 
   it("-0 where the range starts at 1", () => {

@@ -185,7 +185,12 @@ export interface Service {
     input: { readonly to: "RUNNING" | "VERIFYING"; readonly resolution: string },
     invocation: Invocation
   ) => Effect.Effect<Written, WriteError | Preflight.PreflightError>
-  readonly gate: (taskId: string, to: Task.State | undefined) => Effect.Effect<Explain.Explanation, ReadError>
+  /** The gate as this caller would meet it: `leaseEpoch` is the lease it presents, if any. */
+  readonly gate: (
+    taskId: string,
+    to: Task.State | undefined,
+    options?: { readonly leaseEpoch?: number | undefined }
+  ) => Effect.Effect<Explain.Explanation, ReadError | Preflight.PreflightError>
   readonly log: (taskId: string) => Effect.Effect<
     Stream.Stream<EventStore.StoredEvent, EventStore.BranchNotFound | EventStore.InvalidRequest | StorageError>,
     ReadError
@@ -206,7 +211,11 @@ export interface Service {
       epoch: number,
       actor: Event.Actor
     ) => Effect.Effect<void, ReadError | LeaseManager.ReleaseError | LeaseError.LeaseLost>
-    readonly takeover: (taskId: string, identity: LeaseIdentity) => Effect.Effect<LeaseManager.Takeover, ReadError | LeaseManager.TakeoverError | Owner.InvalidOwner>
+    /** Refused (`terminal_state`) on a terminal task. */
+    readonly takeover: (
+      taskId: string,
+      identity: LeaseIdentity
+    ) => Effect.Effect<LeaseManager.Takeover, ReadError | Task.Refused | LeaseManager.TakeoverError | Owner.InvalidOwner>
   }
 }
 
@@ -324,7 +333,9 @@ export const make: Effect.Effect<
     taskId: string | null,
     invocation: Invocation,
     build: (aggregate: Task.Aggregate, at: number) => Effect.Effect<ReadonlyArray<Task.Command>, E, R>,
-    streamId: string = taskId ?? ""
+    streamId: string = taskId ?? "",
+    /** Events appended after the decided ones, in the same transaction (a lease release). */
+    trailing: (state: Task.Task, at: number) => ReadonlyArray<Event.Event> = () => []
   ): Effect.Effect<Written, WriteError | E, R> =>
     Effect.gen(function*() {
       for (let attempt = 1; attempt <= maxAttempts; attempt++) {
@@ -359,6 +370,7 @@ export const make: Effect.Effect<
           }
         }
         if (state._tag === "Absent") return yield* Effect.die(new Error("a write that leaves no task"))
+        if (events.length > 0) events.push(...trailing(state, at))
         if (events.length === 0) {
           const view = yield* viewOf({ ...(summary as ReadModel.TaskSummary) })
           return { task: view, events: [], firstLsn: null, lastLsn: null, projection: null, warnings: [] } satisfies Written
@@ -413,6 +425,20 @@ export const make: Effect.Effect<
       return Effect.isEffect(built) ? Effect.map(built, (c) => [c]) : Effect.succeed([built])
     })
 
+  /** Non-blank text of at most 4096 characters, trimmed, or an `InvalidRequest` naming `field`. */
+  const requireText = (field: string, value: string, fix: string) => {
+    const text = value.trim()
+    return text.length === 0 || text.length > 4096
+      ? Effect.fail(
+        new ControllerError.InvalidRequest({
+          field,
+          reason: text.length === 0 ? "is empty." : `has ${text.length} characters; at most 4096.`,
+          fix
+        })
+      )
+      : Effect.succeed(text)
+  }
+
   const createTask: Service["createTask"] = (input, invocation) => {
     const goal = input.goal.trim()
     if (goal.length === 0 || goal.length > 4096) {
@@ -451,25 +477,34 @@ export const make: Effect.Effect<
 
   const ask: Service["ask"] = (taskId, input, invocation) =>
     Effect.gen(function*() {
+      const text = yield* requireText("<text>", input.text, `Ask a question: ratchet brief ${taskId} ask "…"`)
       let questionId = ""
       const written = yield* command(taskId, invocation, (task, meta) => {
         questionId = `Q-${task.brief.questions.length + 1}`
-        return { _tag: "AskQuestion", ...meta, questionId, text: input.text, blocking: input.blocking }
+        return { _tag: "AskQuestion", ...meta, questionId, text, blocking: input.blocking }
       })
       return { ...written, questionId }
     })
 
   const answer: Service["answer"] = (taskId, input, invocation) =>
-    command(taskId, invocation, (_task, meta) => ({
-      _tag: "AnswerQuestion",
-      ...meta,
-      questionId: input.questionId,
-      answer: input.text,
-      source: input.source
-    }))
+    Effect.flatMap(
+      // A blank answer would count as answered and let the closure audit pass with nothing said.
+      requireText("<text>", input.text, `Answer it: ratchet brief ${taskId} answer ${input.questionId} "…" --source user|code|research`),
+      (text) =>
+        command(taskId, invocation, (_task, meta) => ({
+          _tag: "AnswerQuestion",
+          ...meta,
+          questionId: input.questionId,
+          answer: text,
+          source: input.source
+        }))
+    )
 
   const restate: Service["restate"] = (taskId, text, invocation) =>
-    command(taskId, invocation, (_task, meta) => ({ _tag: "Restate", ...meta, text }))
+    Effect.flatMap(
+      requireText("<sentence>", text, `Restate the goal in one sentence: ratchet brief ${taskId} restate "…"`),
+      (sentence) => command(taskId, invocation, (_task, meta) => ({ _tag: "Restate", ...meta, text: sentence }))
+    )
 
   const closeBrief: Service["closeBrief"] = (taskId, invocation) =>
     command(taskId, invocation, (_task, meta) => ({ _tag: "CloseBrief", ...meta }))
@@ -611,24 +646,42 @@ export const make: Effect.Effect<
     })
 
   const pause: Service["pause"] = (taskId, reason, invocation) =>
-    command(taskId, invocation, (_task, meta) => ({ _tag: "Pause", ...meta, ...(reason === undefined ? {} : { reason }) }))
+    Effect.flatMap(
+      reason === undefined ? Effect.succeed(undefined) : requireText("--reason", reason, "Say why, or leave --reason out."),
+      (text) => command(taskId, invocation, (_task, meta) => ({ _tag: "Pause", ...meta, ...(text === undefined ? {} : { reason: text }) }))
+    )
 
   const resume: Service["resume"] = (taskId, invocation) =>
     command(taskId, invocation, (task, meta) =>
       task.state === "REOPENED" ? { _tag: "ResumeInterview", ...meta } : { _tag: "Resume", ...meta })
 
+  /**
+   * Cancels; a cancel written under the lease (`--lease-epoch`) releases it in the same append, so a
+   * cancelled task is never left holding a lease that only a takeover could end.
+   */
   const cancel: Service["cancel"] = (taskId, reason, invocation) =>
-    command(taskId, invocation, (_task, meta) => ({ _tag: "Cancel", ...meta, reason }))
+    Effect.flatMap(requireText("--reason", reason, `Say why: ratchet cancel ${taskId} --reason "…"`), (text) =>
+      write(
+        taskId,
+        invocation,
+        (_aggregate, at) => Effect.succeed<ReadonlyArray<Task.Command>>([{ _tag: "Cancel", actor: invocation.actor, at, reason: text }]),
+        taskId,
+        (_state, at) =>
+          invocation.leaseEpoch === undefined
+            ? []
+            : [{ _tag: "LeaseReleased", version: 1, actor: invocation.actor, at, epoch: invocation.leaseEpoch }]
+      ))
 
   const reopen: Service["reopen"] = (taskId, input, invocation) =>
+    Effect.flatMap(requireText("--reason", input.reason, `Say what must change: ratchet reopen ${taskId} --reason "…"`), (reason) =>
     command(taskId, invocation, (_task, meta) => ({
       _tag: "Reopen",
       ...meta,
-      reason: input.reason,
+      reason,
       receipt: input.confirmation === undefined
         ? null
         : receipt("reopen", input.confirmation.digest, input.confirmation.channel, meta.actor, meta.at)
-    }))
+    })))
 
   /** Plan steps with no terminal attempt on the current run. */
   const pendingStepsOf = (task: Task.Task) =>
@@ -643,26 +696,37 @@ export const make: Effect.Effect<
       return task.plan.plan.steps.map((step) => step.id).filter((id) => !terminal.has(id))
     })
 
-  const unblock: Service["unblock"] = (taskId, input, invocation) =>
-    command(taskId, invocation, (task, meta) =>
-      Effect.gen(function*() {
-        const pendingSteps = yield* pendingStepsOf(task)
-        // Until the runner records the tree a blocker was raised against, any uncommitted change
-        // outside `.ratchet/` counts as a code change (ADR 0009): the conservative reading.
-        const observed = task.spec === null ? null : yield* Preflight.inspect(project.root, task.spec.spec)
-        const codeChanged = observed !== null && observed.dirtyPaths.some((path) => !path.startsWith(".ratchet/"))
-        return { _tag: "Unblock", ...meta, to: input.to, resolution: input.resolution, codeChanged, pendingSteps } satisfies Task.Command
-      }))
+  /**
+   * Whether the code changed, for an unblock. Until the runner records the tree a blocker was raised
+   * against, any uncommitted change outside `.ratchet/` counts (ADR 0009): the conservative reading.
+   */
+  const codeChangedOf = (task: Task.Task) =>
+    task.spec === null
+      ? Effect.succeed(false)
+      : Effect.map(Preflight.inspect(project.root, task.spec.spec), (observed) =>
+        observed.dirtyPaths.some((path) => !path.startsWith(".ratchet/")))
 
-  const gate: Service["gate"] = (taskId, to) =>
+  const unblock: Service["unblock"] = (taskId, input, invocation) =>
+    Effect.flatMap(requireText("--resolution", input.resolution, "Say what resolved the blocker."), (resolution) =>
+      command(taskId, invocation, (task, meta) =>
+        Effect.gen(function*() {
+          const pendingSteps = yield* pendingStepsOf(task)
+          const codeChanged = yield* codeChangedOf(task)
+          return { _tag: "Unblock", ...meta, to: input.to, resolution, codeChanged, pendingSteps } satisfies Task.Command
+        })))
+
+  const gate: Service["gate"] = (taskId, to, options) =>
     Effect.gen(function*() {
       const summary = yield* summaryOf(taskId)
       const observation = yield* leases.observe(key(taskId))
       const pendingSteps = yield* pendingStepsOf(summary.task)
+      const codeChanged = summary.task.state === "BLOCKED" ? yield* codeChangedOf(summary.task) : false
       return Explain.explain(summary.task, to, {
         now: yield* Clock.currentTimeMillis,
-        leaseHeld: observation.status !== "free",
-        pendingSteps
+        // The caller holds the lease only when it presents the held epoch (as its writes would).
+        leaseHeld: observation.status !== "free" && options?.leaseEpoch !== undefined && observation.epoch === options.leaseEpoch,
+        pendingSteps,
+        codeChanged
       })
     })
 
@@ -710,21 +774,29 @@ export const make: Effect.Effect<
       } satisfies LeaseManager.Lease
     })
 
-  const lease: Service["lease"] = {
-    show: (taskId) => Effect.flatMap(summaryOf(taskId), () => leases.observe(key(taskId))),
-    acquire: (taskId, identity) =>
-      Effect.gen(function*() {
-        const { task } = yield* summaryOf(taskId)
-        // Nothing writes to a terminal task, so nobody takes its lease (release stays allowed).
-        if (Task.isTerminal(task.state)) {
-          return yield* new Task.Refused({
+  /**
+   * The task, unless it is terminal: nothing writes to a terminal task, so nobody takes its lease
+   * (a release stays allowed, to clean up).
+   */
+  const notTerminal = (taskId: string, command: string) =>
+    Effect.flatMap(summaryOf(taskId), ({ task }) =>
+      Task.isTerminal(task.state)
+        ? Effect.fail(
+          new Task.Refused({
             code: "terminal_state",
-            command: "AcquireLease",
+            command,
             state: task.state,
             reason: `a ${task.state === "CANCELLED" ? "cancelled" : "completed"} task is terminal: nothing writes to it, so no writer takes its lease.`,
             action: "Create a new task to do this work again: ratchet task create --goal \"…\""
           })
-        }
+        )
+        : Effect.succeed(task))
+
+  const lease: Service["lease"] = {
+    show: (taskId) => Effect.flatMap(summaryOf(taskId), () => leases.observe(key(taskId))),
+    acquire: (taskId, identity) =>
+      Effect.gen(function*() {
+        yield* notTerminal(taskId, "AcquireLease")
         return yield* leases.acquire(key(taskId), yield* owner(identity), { actor: identity.actor })
       }),
     heartbeat: (taskId, epoch) =>
@@ -739,7 +811,7 @@ export const make: Effect.Effect<
       }),
     takeover: (taskId, identity) =>
       Effect.gen(function*() {
-        yield* summaryOf(taskId)
+        yield* notTerminal(taskId, "TakeOverLease")
         return yield* leases.takeover(key(taskId), yield* owner(identity), { actor: identity.actor })
       })
   }

@@ -130,14 +130,20 @@ const invalidTags: ReadonlySet<string> = new Set([
 /**
  * The exit class of any failure a controller command can end in. A kernel refusal is invalid for
  * the task's state, except a stale digest (someone else moved the task), which is a conflict; a
- * HOLD is a HOLD; a store written by a newer Ratchet is invalid (upgrade), not unexpected.
+ * HOLD is a HOLD unless one of its reasons is a stale digest (a conflict too); a store written by
+ * a newer Ratchet is invalid (upgrade), not unexpected.
  *
  * @since 0.1.0
  * @category models
  */
 export const exitClassOf = (error: unknown): ExitClass => {
   const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : ""
-  if (tag === "@ratchet/kernel/TaskCommandHeld") return "hold"
+  if (tag === "@ratchet/kernel/TaskCommandHeld") {
+    // A HOLD because what was presented is stale (someone changed the spec or plan after it was
+    // shown) is a conflict, as the brief counts a stale revision; any other HOLD is a HOLD.
+    const reasons = (error as { readonly gate?: { readonly reasons?: ReadonlyArray<{ readonly code?: string }> } }).gate?.reasons ?? []
+    return reasons.some((reason) => reason.code === "stale_digest") ? "conflict" : "hold"
+  }
   if (tag === "@ratchet/kernel/TaskCommandRefused") {
     return (error as { readonly code?: string }).code === "stale_digest" ? "conflict" : "invalid"
   }

@@ -20,6 +20,8 @@ export interface Facts {
   readonly now: number
   readonly leaseHeld: boolean
   readonly pendingSteps: ReadonlyArray<string>
+  /** For an unblock: whether the code changed since the blocker (read as the `unblock` command reads it). */
+  readonly codeChanged?: boolean | undefined
 }
 
 /**
@@ -142,7 +144,7 @@ const gateOf = (task: Task.Task, to: Task.State, facts: Facts): Gate.Gate | null
       return Gate.unblock(context, {
         to: to as "RUNNING" | "VERIFYING",
         blockerCategories: task.blockers.map((blocker) => blocker.category),
-        codeChanged: false,
+        codeChanged: facts.codeChanged ?? false,
         pendingSteps: facts.pendingSteps
       })
     case "FAILED->REOPENED":

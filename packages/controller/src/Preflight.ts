@@ -43,6 +43,7 @@ import type * as Event from "@ratchet/kernel/Event"
 import type * as Spec from "@ratchet/kernel/Spec"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { gitEnvironment } from "./internal/gitEnvironment.js"
 
 /**
  * The repository could not be inspected: the root is not a readable directory, git is missing,
@@ -111,23 +112,6 @@ const shown = (value: string): string => (value === "" || controlCharacter.test(
 // ---------------------------------------------------------------------------------------------
 // Git
 // ---------------------------------------------------------------------------------------------
-
-/** Variables that would make git look at another repository than the root's. */
-const redirecting = [
-  "GIT_DIR",
-  "GIT_WORK_TREE",
-  "GIT_INDEX_FILE",
-  "GIT_COMMON_DIR",
-  "GIT_OBJECT_DIRECTORY",
-  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-  "GIT_NAMESPACE"
-]
-
-const gitEnvironment = (): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = { ...process.env, GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C", LANGUAGE: "C" }
-  for (const name of redirecting) delete env[name]
-  return env
-}
 
 interface GitResult {
   /** The exit code; `null` never reaches callers (a signal or timeout is an error). */

@@ -74,6 +74,12 @@ export interface TaskView {
 }
 
 /**
+ * Said of the commands that arrive with the runner and the verifier: the lifecycle names them, this
+ * version of the CLI does not have them yet.
+ */
+const notYet = " (arrives with the runner and verifier; not in this version yet)"
+
+/**
  * The actions a state allows, written out by hand from the lifecycle (brief, "Task lifecycle").
  *
  * @since 0.1.0
@@ -84,6 +90,10 @@ export const actionsOf = (task: Task.Task): ReadonlyArray<Action> => {
   const pause: Action = { command: `ratchet pause ${id}`, description: "pause the task" }
   const cancel: Action = { command: `ratchet cancel ${id} --reason "…"`, description: "cancel the task (terminal)" }
   const reopen: Action = { command: `ratchet reopen ${id} --reason "…"`, description: "reopen the contract" }
+  const reviseSpec: Action = {
+    command: `ratchet spec ${id} --file spec.md`,
+    description: "revise the spec (a semantic change voids its approval and makes the plan stale)"
+  }
   switch (task.state) {
     case "INITIALIZING":
       return [cancel]
@@ -114,6 +124,7 @@ export const actionsOf = (task: Task.Task): ReadonlyArray<Action> => {
       return [
         { command: `ratchet plan ${id} --file plan.yaml`, description: "propose the plan" },
         { command: `ratchet preflight ${id}`, description: "inspect the repository again" },
+        reviseSpec,
         reopen,
         cancel
       ]
@@ -121,18 +132,20 @@ export const actionsOf = (task: Task.Task): ReadonlyArray<Action> => {
       return [
         { command: `ratchet approve ${id} plan`, description: "approve the plan (interactive)" },
         { command: `ratchet plan ${id} --file plan.yaml`, description: "revise the plan" },
+        reviseSpec,
         cancel
       ]
     case "PLAN_APPROVED":
       return [
-        { command: `ratchet run ${id}`, description: "start the run" },
+        { command: `ratchet run ${id}`, description: `start the run${notYet}` },
         { command: `ratchet plan ${id} --file plan.yaml`, description: "revise the plan (voids its approval)" },
+        reviseSpec,
         cancel
       ]
     case "RUNNING":
       return [pause, reopen, cancel]
     case "VERIFYING":
-      return [{ command: `ratchet verify ${id}`, description: "verify the acceptance criteria" }, reopen, cancel]
+      return [{ command: `ratchet verify ${id}`, description: `verify the acceptance criteria${notYet}` }, reopen, cancel]
     case "REOPENED":
       return [
         { command: `ratchet spec ${id} --file spec.md`, description: "revise the spec" },
@@ -218,6 +231,9 @@ const nextOf = (task: Task.Task): string => {
     return `The preflight found a wrong assumption (${
       [...observed.observation.missingPaths.map((p) => `missing ${p}`), ...observed.observation.invalidScopes].join("; ")
     }): reopen the contract: ratchet reopen ${task.taskId} --reason "…"`
+  }
+  if (task.state === "PLAN_APPROVED" || task.state === "RUNNING" || task.state === "VERIFYING") {
+    return `${Task.nextStep(task)}${notYet}`
   }
   return Task.nextStep(task)
 }

@@ -25,6 +25,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as ProjectFile from "./ProjectFile.js"
+import { gitEnvironment } from "./internal/gitEnvironment.js"
 
 /**
  * @since 0.1.0
@@ -122,7 +123,7 @@ const isMissing = (error: unknown): boolean =>
 /** The git work tree's top and this checkout's git directory, or `null` outside git (or without git). */
 const gitOf = (cwd: string): Effect.Effect<{ readonly top: string; readonly gitDir: string } | null> =>
   Effect.async((resume) => {
-    execFile("git", ["rev-parse", "--show-toplevel", "--absolute-git-dir"], { cwd, timeout: 10_000 }, (error, stdout) => {
+    execFile("git", ["rev-parse", "--show-toplevel", "--absolute-git-dir"], { cwd, timeout: 10_000, env: gitEnvironment() }, (error, stdout) => {
       const [top, gitDir] = stdout.split("\n")
       resume(Effect.succeed(error === null && top && gitDir ? { top, gitDir } : null))
     })
@@ -226,6 +227,18 @@ export const make: Service = {
       const root = git?.top ?? start
       const directory = path.join(root, ".ratchet")
       const projectFile = path.join(directory, "project.json")
+      // `.ratchet` must be this checkout's own directory: through a symbolic link the project file
+      // would be written (and later found) outside the repository.
+      const existing = yield* Effect.promise(() => fs.lstat(directory).then((stat) => stat, () => null))
+      if (existing !== null && !existing.isDirectory()) {
+        return yield* new WorkspaceError({
+          operation: "use",
+          path: directory,
+          reason: existing.isSymbolicLink()
+            ? "it is a symbolic link; Ratchet keeps .ratchet a real directory of the checkout, so remove the link"
+            : "it exists and is not a directory; move it away"
+        })
+      }
       yield* attempt("create", directory, () => fs.mkdir(directory, { recursive: true, mode: 0o755 }))
       const fresh: ProjectFile.ProjectFile = {
         schemaVersion: ProjectFile.currentSchemaVersion,

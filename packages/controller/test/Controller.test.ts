@@ -253,6 +253,48 @@ describe("Controller", () => {
       expect(released.message).toContain("no lease is held now")
     }).pipe(Effect.provide(controllerLayer())))
 
+  it.effect("a cancel under the lease releases it in the same append; a cancelled task's lease is not taken again", () =>
+    Effect.gen(function*() {
+      const c = yield* Controller.Controller
+      const created = yield* c.createTask({ goal: "cancel leased" }, asUser)
+      const taskId = created.task.taskId
+      const lease = yield* c.lease.acquire(taskId, { host: "cli", actor: user })
+      const cancelled = yield* c.cancel(taskId, "superseded", { actor: user, leaseEpoch: lease.epoch })
+      expect(cancelled.events).toEqual(["TaskCancelled", "LeaseReleased"])
+      expect(cancelled.task.state).toBe("CANCELLED")
+      expect(cancelled.task.lease.status).toBe("free")
+      const acquire = yield* Effect.flip(c.lease.acquire(taskId, { host: "cli", actor: user }))
+      expect(acquire._tag).toBe("@ratchet/kernel/TaskCommandRefused")
+      const takeover = yield* Effect.flip(c.lease.takeover(taskId, { host: "cli", actor: user }))
+      expect(takeover._tag).toBe("@ratchet/kernel/TaskCommandRefused")
+      expect(takeover.message).toContain("terminal")
+    }).pipe(Effect.provide(controllerLayer())))
+
+  it.effect("blank text is refused naming the argument, and nothing is written", () =>
+    Effect.gen(function*() {
+      const c = yield* Controller.Controller
+      const created = yield* c.createTask({ goal: "blank" }, asUser)
+      const taskId = created.task.taskId
+      const asked = yield* c.ask(taskId, { text: "Which timezone?", blocking: true }, asUser)
+      const before = yield* versionOf(c, taskId)
+      const table: ReadonlyArray<readonly [string, Effect.Effect<unknown, { readonly _tag: string; readonly message: string }>]> = [
+        ["<text>", c.ask(taskId, { text: "  ", blocking: false }, asUser)],
+        ["<text>", c.answer(taskId, { questionId: asked.questionId, text: "", source: "user" }, asUser)],
+        ["<sentence>", c.restate(taskId, " \t ", asUser)],
+        ["--reason", c.pause(taskId, "", asUser)],
+        ["--reason", c.cancel(taskId, "   ", asUser)],
+        ["--reason", c.reopen(taskId, { reason: "" }, asUser)],
+        ["--resolution", c.unblock(taskId, { to: "RUNNING", resolution: "" }, asUser)]
+      ]
+      for (const [field, attempt] of table) {
+        const error = yield* Effect.flip(attempt)
+        expect(error._tag).toBe("@ratchet/controller/InvalidRequest")
+        expect(error.message.startsWith(`${field}: is empty.`)).toBe(true)
+      }
+      expect(yield* versionOf(c, taskId)).toBe(before)
+      expect((yield* c.status(taskId)).brief.openBlocking).toEqual([asked.questionId])
+    }).pipe(Effect.provide(controllerLayer())))
+
   it.effect("the log streams every event of the task in LSN order", () =>
     Effect.gen(function*() {
       const c = yield* Controller.Controller

@@ -131,6 +131,8 @@ describe("TaskView.actionsOf", () => {
 describe("ControllerError.exitClassOf", () => {
   const table: ReadonlyArray<readonly [unknown, ControllerError.ExitClass]> = [
     [{ _tag: "@ratchet/kernel/TaskCommandHeld" }, "hold"],
+    [{ _tag: "@ratchet/kernel/TaskCommandHeld", gate: { reasons: [{ code: "receipt_required" }] } }, "hold"],
+    [{ _tag: "@ratchet/kernel/TaskCommandHeld", gate: { reasons: [{ code: "approval_requires_terminal" }, { code: "stale_digest" }] } }, "conflict"],
     [{ _tag: "@ratchet/kernel/TaskCommandRefused", code: "forbidden_transition" }, "invalid"],
     [{ _tag: "@ratchet/kernel/TaskCommandRefused", code: "terminal_state" }, "invalid"],
     [{ _tag: "@ratchet/kernel/TaskCommandRefused", code: "stale_digest" }, "conflict"],

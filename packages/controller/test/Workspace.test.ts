@@ -147,3 +147,20 @@ describe("Workspace", () => {
     expect(fs.readdirSync(path.join(root, ".ratchet"))).toEqual(["project.json"])
   }, 120_000)
 })
+
+describe("Workspace.init refuses a .ratchet that is not a real directory", () => {
+  it.effect("a symbolic link to a directory outside, and a plain file", () =>
+    Effect.gen(function*() {
+      const outside = tempDir()
+      const linked = tempDir()
+      fs.symlinkSync(outside, path.join(linked, ".ratchet"))
+      const viaLink = yield* Effect.flip(Workspace.make.init(linked))
+      expect(viaLink._tag).toBe("@ratchet/controller/WorkspaceError")
+      expect(viaLink.message).toContain("symbolic link")
+      expect(fs.readdirSync(outside)).toEqual([])
+      const file = tempDir()
+      fs.writeFileSync(path.join(file, ".ratchet"), "not a directory")
+      const plain = yield* Effect.flip(Workspace.make.init(file))
+      expect(plain.message).toContain("not a directory")
+    }))
+})

@@ -38,10 +38,16 @@ export interface Result {
 }
 
 /** The JSON document on stdout: the whole of it, or (under a terminal) the last line that is one. */
-const jsonOf = (stdout: string): unknown => {
+/**
+ * The JSON document on stdout. A plain run must print exactly one document with `--json` (or none
+ * without it), so anything else parses as `null` and fails the test that reads it. Through a
+ * pseudo-terminal (`lenient`) the prompt shares the stream, so the last JSON line is taken.
+ */
+const jsonOf = (stdout: string, lenient: boolean): unknown => {
   try {
     return JSON.parse(stdout)
   } catch {
+    if (!lenient) return null
     const lines = stdout.split(/\r?\n/).filter((line) => line.startsWith("{"))
     const last = lines[lines.length - 1]
     if (last === undefined) return null
@@ -57,7 +63,7 @@ const jsonOf = (stdout: string): unknown => {
 export const exec = (
   file: string,
   args: ReadonlyArray<string>,
-  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly input?: string | undefined }
+  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly input?: string | undefined; readonly lenient?: boolean }
 ): Promise<Result> =>
   new Promise((resolve, reject) => {
     const child = spawn(file, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] })
@@ -76,7 +82,7 @@ export const exec = (
     child.on("close", (code, signal) => {
       clearTimeout(timer)
       const stdout = Buffer.concat(out).toString("utf8")
-      resolve({ code: code ?? (signal === null ? -1 : 128), stdout, stderr: Buffer.concat(err).toString("utf8"), json: jsonOf(stdout) })
+      resolve({ code: code ?? (signal === null ? -1 : 128), stdout, stderr: Buffer.concat(err).toString("utf8"), json: jsonOf(stdout, options.lenient === true) })
     })
     child.stdin.on("error", () => {
       // A child that exits without reading its input: its exit code says what happened.
@@ -293,7 +299,7 @@ export const makeWorld = async (engine: Engine, options: { readonly init?: boole
     return result
   }
   const tty: World["tty"] = (args, input) =>
-    exec("script", ["-qec", [process.execPath, bin, ...args].map(shellWord).join(" "), "/dev/null"], { cwd: repo, env, input })
+    exec("script", ["-qec", [process.execPath, bin, ...args].map(shellWord).join(" "), "/dev/null"], { cwd: repo, env, input, lenient: true })
   const file: World["file"] = (name, content) => {
     const target = path.join(files, name)
     fs.writeFileSync(target, content)

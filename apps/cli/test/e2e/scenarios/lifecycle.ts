@@ -84,11 +84,13 @@ export const lifecycle = (engine: Engine): void => {
       expect(text.stdout).toMatch(/lease:\s+free/)
 
       // gate: the next transition is the run, which needs the writer lease
-      const gate = await world.ok(["gate", taskId, "--json"])
-      expect(gate.json).toMatchObject({ ok: true, from: "PLAN_APPROVED", to: "RUNNING", decision: "HOLD" })
+      const gate = await world.run(["gate", taskId, "--json"])
+      expect(gate.code).toBe(3)
+      expect(gate.json).toMatchObject({ ok: false, exitCode: 3, from: "PLAN_APPROVED", to: "RUNNING", decision: "HOLD" })
       expect(gate.json.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["lease_required"])
       expect(gate.json.gate.requiredActions.map((a: { command?: string }) => a.command)).toContain(`ratchet lease acquire ${taskId}`)
-      const gateText = await world.ok(["gate", taskId])
+      const gateText = await world.run(["gate", taskId])
+      expect(gateText.code).toBe(3)
       expect(gateText.stdout).toContain("HOLD")
       expect(gateText.stdout).toContain("lease_required")
 

@@ -42,7 +42,8 @@ const heldWith = (codes: ReadonlyArray<string>) => (result: Result) => {
 }
 
 const explained = (decision: "FORBIDDEN" | "HOLD", from: string, codes: ReadonlyArray<string> = []) => (result: Result) => {
-  expect(result.json).toMatchObject({ ok: true, command: "gate", from, to: "RUNNING", decision })
+  // A report, not an error: `ok` follows the exit code (3 for HOLD, 2 for no such transition).
+  expect(result.json).toMatchObject({ ok: false, command: "gate", exitCode: decision === "HOLD" ? 3 : 2, from, to: "RUNNING", decision })
   if (decision === "FORBIDDEN") {
     expect(result.json.gate).toBeNull()
     expect(result.json.explanation).toContain(
@@ -90,7 +91,7 @@ export const refusals = (engine: Engine): void => {
       const cancelledTerminal = refusedWith("terminal_state", "a cancelled task is terminal")
       await runTable(world, [
         // INTERVIEWING
-        { name: "INTERVIEWING gate --to RUNNING", args: ["gate", interviewing, "--to", "RUNNING"], exit: 0, check: explained("FORBIDDEN", "INTERVIEWING") },
+        { name: "INTERVIEWING gate --to RUNNING", args: ["gate", interviewing, "--to", "RUNNING"], exit: 2, check: explained("FORBIDDEN", "INTERVIEWING") },
         {
           name: "INTERVIEWING approve spec",
           args: ["approve", interviewing, "spec"],
@@ -108,7 +109,7 @@ export const refusals = (engine: Engine): void => {
           check: refusedWith("forbidden_transition", "INTERVIEWING")
         },
         // SPEC_READY
-        { name: "SPEC_READY gate --to RUNNING", args: ["gate", specReady, "--to", "RUNNING"], exit: 0, check: explained("FORBIDDEN", "SPEC_READY") },
+        { name: "SPEC_READY gate --to RUNNING", args: ["gate", specReady, "--to", "RUNNING"], exit: 2, check: explained("FORBIDDEN", "SPEC_READY") },
         { name: "SPEC_READY plan (spec not approved)", args: ["plan", specReady, "--file", planFile], exit: 2, check: refusedWith("forbidden_transition", "after preflight of the approved spec") },
         { name: "SPEC_READY approve spec off a terminal", args: ["approve", specReady, "spec"], exit: 3, check: heldWith(["approval_requires_terminal"]) },
         { name: "SPEC_READY approve plan", args: ["approve", specReady, "plan"], exit: 2, check: refusedWith("forbidden_transition", "a plan is approved from PLAN_READY") },
@@ -118,7 +119,7 @@ export const refusals = (engine: Engine): void => {
         {
           name: "PLAN_APPROVED gate --to RUNNING",
           args: ["gate", planApproved, "--to", "RUNNING"],
-          exit: 0,
+          exit: 3,
           check: explained("HOLD", "PLAN_APPROVED", ["lease_required"])
         },
         { name: "PLAN_APPROVED approve plan again", args: ["approve", planApproved, "plan"], exit: 2, check: refusedWith("forbidden_transition", "a plan is approved from PLAN_READY") },
@@ -140,7 +141,7 @@ export const refusals = (engine: Engine): void => {
         { name: "CANCELLED reopen", args: ["reopen", cancelled, "--reason", "try again"], exit: 2, check: cancelledTerminal },
         { name: "CANCELLED unblock", args: ["unblock", cancelled, "--to", "RUNNING", "--resolution", "x"], exit: 2, check: cancelledTerminal },
         { name: "CANCELLED lease acquire", args: ["lease", "acquire", cancelled], exit: 2, check: cancelledTerminal },
-        { name: "CANCELLED gate --to RUNNING", args: ["gate", cancelled, "--to", "RUNNING"], exit: 0, check: explained("FORBIDDEN", "CANCELLED") }
+        { name: "CANCELLED gate --to RUNNING", args: ["gate", cancelled, "--to", "RUNNING"], exit: 2, check: explained("FORBIDDEN", "CANCELLED") }
       ])
       expect(await lengths()).toEqual(before)
 

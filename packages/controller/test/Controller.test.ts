@@ -223,6 +223,9 @@ describe("Controller", () => {
       const c = yield* Controller.Controller
       const created = yield* c.createTask({ goal: "leased" }, asUser)
       const taskId = created.task.taskId
+      const never = yield* Effect.flip(c.lease.heartbeat(taskId, 1))
+      expect(never._tag).toBe("@ratchet/controller/InvalidRequest")
+      expect(never.message).toContain("never been leased")
       const lease = yield* c.lease.acquire(taskId, { host: "claude-code", sessionRef: "s-1", actor: user })
       expect(lease.epoch).toBe(1)
       const refused = yield* Effect.flip(c.ask(taskId, { text: "?", blocking: false }, asUser))

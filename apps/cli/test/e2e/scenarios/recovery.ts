@@ -90,6 +90,14 @@ export const recovery = (engine: Engine): void => {
       ])
       const before = planned + runLog.length
 
+      // a contract change while the run lineage stands is refused; the action is a reopen
+      const semantic = world.file("failed-spec.md", specText({ constraints: ["Keep the public API"] }))
+      const changed = await world.run(["spec", taskId, "--file", semantic, "--json"])
+      expect(changed.code).toBe(2)
+      expect(changed.json.error).toMatchObject({ _tag: "@ratchet/kernel/TaskCommandRefused", code: "contract_change_requires_reopen" })
+      expect(changed.json.error.action).toContain(`ratchet reopen ${taskId}`)
+      expect(await events(world, taskId)).toHaveLength(before)
+
       // off a terminal: HOLD, nothing written
       const piped = await world.run(["reopen", taskId, "--reason", "the run cannot be recovered", "--json"])
       expect(piped.code).toBe(3)

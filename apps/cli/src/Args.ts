@@ -21,8 +21,8 @@ export interface OptionSpec {
   readonly type: "string" | "boolean"
   readonly description: string
   readonly short?: string | undefined
-  /** Shown in usage, e.g. `<text>`. */
-  readonly placeholder?: string | undefined
+  /** The name its value is shown as in usage and help, e.g. `<text>`. */
+  readonly valueName?: string | undefined
   readonly required?: boolean | undefined
   readonly choices?: ReadonlyArray<string> | undefined
   /** An integer option: decoded and range-checked here. */
@@ -51,7 +51,7 @@ export interface PositionalSpec {
 export const globalOptions: Readonly<Record<string, OptionSpec>> = {
   json: { type: "boolean", description: "Print one JSON document on stdout (NDJSON for `log`) instead of text." },
   verbose: { type: "boolean", description: "On an unexpected error, print its full cause." },
-  cwd: { type: "string", short: "C", placeholder: "<dir>", description: "Run as if started in <dir> (like git -C)." },
+  cwd: { type: "string", short: "C", valueName: "<dir>", description: "Run as if started in <dir> (like git -C)." },
   help: { type: "boolean", short: "h", description: "Show this command's help." }
 }
 

@@ -73,7 +73,7 @@ const taskArg: PositionalSpec = { name: "task", description: "The task id (ratch
 const leaseEpoch: Readonly<Record<string, OptionSpec>> = {
   "lease-epoch": {
     type: "string",
-    placeholder: "<n>",
+    valueName: "<n>",
     integer: { min: 1, max: 2 ** 31 - 1 },
     description: "Write under the lease you hold at this epoch (from ratchet lease acquire); without it a leased task refuses writes."
   }
@@ -149,7 +149,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     description:
       "Creates .ratchet/project.json at the top of the git work tree (commit it: its stable projectId is shared by every clone) and this checkout's workspace id, kept in the git directory (a clone or a git worktree is a new workspace, a renamed folder is not). Opens the runtime store ($RATCHET_HOME/ratchet.db, or PostgreSQL when RATCHET_DATABASE_URL is set) and applies its migrations. Idempotent: an existing project file is never rewritten.",
     positionals: [],
-    options: { name: { type: "string", placeholder: "<text>", description: "The project's display name (default: the directory name)." } },
+    options: { name: { type: "string", valueName: "<text>", description: "The project's display name (default: the directory name)." } },
     examples: ["ratchet init", "ratchet init --name \"Payments service\""],
     needs: "standalone",
     // Run by the entry point, which owns the store wiring.
@@ -163,8 +163,8 @@ export const commands: ReadonlyArray<CommandSpec> = [
       "Creates a task (INITIALIZING), runs the setup check and moves it to INTERVIEWING in one transaction. Prints the new task id.",
     positionals: [],
     options: {
-      goal: { type: "string", required: true, placeholder: "<text>", description: "What the task must achieve, in one sentence." },
-      slug: { type: "string", placeholder: "<slug>", description: "A short name for the task's directory under .ratchet/tasks/: 1 to 40 lowercase letters, digits and dashes (default: made from the goal)." }
+      goal: { type: "string", required: true, valueName: "<text>", description: "What the task must achieve, in one sentence." },
+      slug: { type: "string", valueName: "<slug>", description: "A short name for the task's directory under .ratchet/tasks/: 1 to 40 lowercase letters, digits and dashes (default: made from the goal)." }
     },
     examples: ["ratchet task create --goal \"Make the flaky date test deterministic\""],
     needs: "project",
@@ -229,7 +229,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
       required: true
     }],
     options: {
-      source: { type: "string", required: true, choices: ["user", "code", "research"], placeholder: "user|code|research", description: "Where the answer comes from: user, code or research." },
+      source: { type: "string", required: true, choices: ["user", "code", "research"], valueName: "user|code|research", description: "Where the answer comes from: user, code or research." },
       ...leaseEpoch
     },
     examples: ["ratchet brief t-3f9a1c2b answer Q-1 \"UTC, set by the test runner\" --source user"],
@@ -284,7 +284,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     description:
       "The front matter holds the semantic fields (goal, nonGoals, constraints, decisions, context, acceptanceCriteria, execution), decoded strictly: unknown keys are errors. The body is editorial: changing only the body keeps the digest and changes nothing downstream. A semantic change voids the spec approval and marks the plan stale. Nothing in the file counts as approval. ratchet digest <spec.md> prints the digest without proposing it.",
     positionals: [taskArg],
-    options: { file: { type: "string", required: true, placeholder: "<spec.md>", description: "The spec file (at most 1 MiB, UTF-8)." }, ...leaseEpoch },
+    options: { file: { type: "string", required: true, valueName: "<spec.md>", description: "The spec file (at most 1 MiB, UTF-8)." }, ...leaseEpoch },
     examples: ["ratchet spec t-3f9a1c2b --file spec.md"],
     needs: "project",
     run: (parsed, env) =>
@@ -306,7 +306,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     description:
       "A YAML mapping: steps, each { id, title, acRefs, run: { command } | manual: { instructions }, needs, timeoutSeconds, idempotent, probe }, and optional stepStates. The plan is bound to the current spec digest (leave specDigest out of the file). Every required acceptance criterion must be in some step's acRefs; an unknown criterion, step or state is an error naming it. Needs a preflight of the current spec that found nothing wrong, else HOLD (exit 3). A step's title is editorial: retitling keeps the digest.",
     positionals: [taskArg],
-    options: { file: { type: "string", required: true, placeholder: "<plan.yaml>", description: "The plan file (at most 1 MiB, UTF-8)." }, ...leaseEpoch },
+    options: { file: { type: "string", required: true, valueName: "<plan.yaml>", description: "The plan file (at most 1 MiB, UTF-8)." }, ...leaseEpoch },
     examples: ["ratchet plan t-3f9a1c2b --file plan.yaml"],
     needs: "project",
     run: (parsed, env) =>
@@ -369,7 +369,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     summary: "Pause a task (from INTERVIEWING or RUNNING)",
     description: "A paused task refuses work until resumed; it resumes where it paused.",
     positionals: [taskArg],
-    options: { reason: { type: "string", placeholder: "<text>", description: "Why it is paused." }, ...leaseEpoch },
+    options: { reason: { type: "string", valueName: "<text>", description: "Why it is paused." }, ...leaseEpoch },
     examples: ["ratchet pause t-3f9a1c2b --reason \"waiting for the API team\""],
     needs: "project",
     run: (parsed, env) =>
@@ -398,7 +398,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     summary: "Cancel a task (terminal: it is never reopened)",
     description: "CANCELLED is terminal; to do the work again, create a new task.",
     positionals: [taskArg],
-    options: { reason: { type: "string", required: true, placeholder: "<text>", description: "Why it is cancelled." }, ...leaseEpoch },
+    options: { reason: { type: "string", required: true, valueName: "<text>", description: "Why it is cancelled." }, ...leaseEpoch },
     examples: ["ratchet cancel t-3f9a1c2b --reason \"superseded by t-77aa01c3\""],
     needs: "project",
     run: (parsed, env) =>
@@ -414,7 +414,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     description:
       "Moves the task to REOPENED, from where the spec is revised or the interview resumed. Out of FAILED it needs your confirmation on an interactive terminal, recorded as a receipt like an approval.",
     positionals: [taskArg],
-    options: { reason: { type: "string", required: true, placeholder: "<text>", description: "What must change." }, ...leaseEpoch },
+    options: { reason: { type: "string", required: true, valueName: "<text>", description: "What must change." }, ...leaseEpoch },
     examples: ["ratchet reopen t-3f9a1c2b --reason \"src/legacy does not exist; the scope was wrong\""],
     needs: "project",
     run: (parsed, env) =>
@@ -441,8 +441,8 @@ export const commands: ReadonlyArray<CommandSpec> = [
       "Back to RUNNING, or to VERIFYING only when the missing evidence or dependency is supplied with no code change. When the contract must change, use ratchet reopen.",
     positionals: [taskArg],
     options: {
-      to: { type: "string", required: true, choices: ["RUNNING", "VERIFYING"], placeholder: "RUNNING|VERIFYING", description: "Where the task goes." },
-      resolution: { type: "string", required: true, placeholder: "<text>", description: "What resolved the blocker." },
+      to: { type: "string", required: true, choices: ["RUNNING", "VERIFYING"], valueName: "RUNNING|VERIFYING", description: "Where the task goes." },
+      resolution: { type: "string", required: true, valueName: "<text>", description: "What resolved the blocker." },
       ...leaseEpoch
     },
     examples: ["ratchet unblock t-3f9a1c2b --to RUNNING --resolution \"the staging database is back\""],
@@ -462,7 +462,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
       "Evaluates the gate between the task's state and --to (default: the next state on the lifecycle) as this caller would meet it, and prints CLEAR or HOLD with every reason and required action; writes nothing. An approval gate is evaluated without a receipt; the run-start gate counts the lease as held only when --lease-epoch presents the held epoch. Exit 0 for CLEAR (or a transition no gate guards), 3 for HOLD, 2 when the lifecycle has no such transition, so `ratchet gate T --to RUNNING && …` only goes on when it may.",
     positionals: [taskArg],
     options: {
-      to: { type: "string", choices: Task.states, placeholder: "<STATE>", description: "The target state, e.g. RUNNING (default: the next one on the lifecycle)." },
+      to: { type: "string", choices: Task.states, valueName: "<STATE>", description: "The target state, e.g. RUNNING (default: the next one on the lifecycle)." },
       ...leaseEpoch
     },
     examples: ["ratchet gate t-3f9a1c2b", "ratchet gate t-3f9a1c2b --to RUNNING --json"],
@@ -526,12 +526,12 @@ export const commands: ReadonlyArray<CommandSpec> = [
     }[verb],
     positionals: [taskArg],
     options: verb === "heartbeat" || verb === "release"
-      ? { epoch: { type: "string", required: true, placeholder: "<n>", integer: { min: 1, max: 2 ** 31 - 1 }, description: "The epoch you hold." } }
+      ? { epoch: { type: "string", required: true, valueName: "<n>", integer: { min: 1, max: 2 ** 31 - 1 }, description: "The epoch you hold." } }
       : verb === "show"
       ? {}
       : {
-        host: { type: "string", placeholder: "<name>", description: "Who holds it: cli (default), runner, claude-code, codex, …" },
-        session: { type: "string", placeholder: "<ref>", description: "The host session's reference, if any." }
+        host: { type: "string", valueName: "<name>", description: "Who holds it: cli (default), runner, claude-code, codex, …" },
+        session: { type: "string", valueName: "<ref>", description: "The host session's reference, if any." }
       },
     examples: verb === "heartbeat" || verb === "release" ? [`ratchet lease ${verb} t-3f9a1c2b --epoch 2`] : [`ratchet lease ${verb} t-3f9a1c2b`],
     needs: "project",
@@ -571,7 +571,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     description:
       "spec.md → the digest of its semantic fields (the body does not count); plan.yaml → its plan digest (needs specDigest in the file or --spec); file.json → the canonical digest of its value. Opens no store.",
     positionals: [{ name: "file", description: "A .md, .yaml/.yml or .json file", required: true }],
-    options: { spec: { type: "string", placeholder: "<spec.md>", description: "The spec a plan file is for, when the plan has no specDigest." } },
+    options: { spec: { type: "string", valueName: "<spec.md>", description: "The spec a plan file is for, when the plan has no specDigest." } },
     examples: ["ratchet digest spec.md", "ratchet digest plan.yaml --spec spec.md"],
     needs: "standalone",
     run: (parsed, env) =>

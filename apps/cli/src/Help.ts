@@ -8,7 +8,7 @@ import { globalOptions, type OptionSpec } from "./Args.js"
 import { type CommandSpec, commands } from "./Commands.js"
 
 const optionLabel = (name: string, spec: OptionSpec): string =>
-  `${spec.short === undefined ? "" : `-${spec.short}, `}--${name}${spec.type === "string" ? ` ${spec.placeholder ?? "<value>"}` : ""}`
+  `${spec.short === undefined ? "" : `-${spec.short}, `}--${name}${spec.type === "string" ? ` ${spec.valueName ?? "<value>"}` : ""}`
 
 const table = (rows: ReadonlyArray<readonly [string, string]>): string => {
   const width = Math.max(...rows.map(([left]) => left.length))

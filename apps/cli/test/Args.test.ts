@@ -14,11 +14,11 @@ const positionals: ReadonlyArray<Args.PositionalSpec> = [
 ]
 
 const options: Readonly<Record<string, Args.OptionSpec>> = {
-  goal: { type: "string", required: true, placeholder: "<text>", description: "What the task must achieve." },
+  goal: { type: "string", required: true, valueName: "<text>", description: "What the task must achieve." },
   blocking: { type: "boolean", description: "Blocks the brief." },
-  source: { type: "string", choices: ["user", "code"], placeholder: "user|code", description: "Where it comes from." },
-  epoch: { type: "string", placeholder: "<n>", integer: { min: 1, max: 100 }, description: "The epoch." },
-  level: { type: "string", placeholder: "<n>", integer: { min: 0, max: 9 }, description: "A level from 0." }
+  source: { type: "string", choices: ["user", "code"], valueName: "user|code", description: "Where it comes from." },
+  epoch: { type: "string", valueName: "<n>", integer: { min: 1, max: 100 }, description: "The epoch." },
+  level: { type: "string", valueName: "<n>", integer: { min: 0, max: 9 }, description: "A level from 0." }
 }
 
 const parse = (...args: ReadonlyArray<string>) => Args.parse("demo", args, positionals, options)

@@ -100,27 +100,17 @@ export class ProjectFileTooNew extends Schema.TaggedError<ProjectFileTooNew>()("
   }
 }
 
-const fieldOf = (issue: ParseResult.ParseIssue): { readonly field: string; readonly reason: string } => {
-  const path: Array<PropertyKey> = []
-  let current: ParseResult.ParseIssue = issue
-  for (;;) {
-    if (current._tag === "Pointer") {
-      path.push(...(Array.isArray(current.path) ? current.path : [current.path]))
-      current = current.issue
-    } else if (current._tag === "Composite") {
-      const first = Array.isArray(current.issues) ? current.issues[0] : current.issues
-      if (first === undefined) break
-      current = first
-    } else if (current._tag === "Refinement" || current._tag === "Transformation") {
-      current = current.issue
-    } else break
-  }
-  const reason = current._tag === "Unexpected"
+/** The first problem of a decode, as the field at fault and what is wrong with it. */
+const fieldOf = (error: ParseResult.ParseError): { readonly field: string; readonly reason: string } => {
+  const first = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  const reason = first === undefined
+    ? "does not decode"
+    : first._tag === "Unexpected"
     ? "is not a field of the project file"
-    : current._tag === "Missing"
+    : first._tag === "Missing"
     ? "is missing"
-    : ParseResult.TreeFormatter.formatIssueSync(current)
-  return { field: path.length === 0 ? "(file)" : path.map(String).join("."), reason }
+    : first.message
+  return { field: first === undefined || first.path.length === 0 ? "(file)" : first.path.map(String).join("."), reason }
 }
 
 /**
@@ -155,7 +145,7 @@ export const decode = (
   return Either.mapLeft(
     Schema.decodeUnknownEither(ProjectFile, { onExcessProperty: "error", errors: "first" })(json),
     (error) => {
-      const { field, reason } = fieldOf(error.issue)
+      const { field, reason } = fieldOf(error)
       return new InvalidProjectFile({ path, field, reason })
     }
   )

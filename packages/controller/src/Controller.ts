@@ -525,9 +525,10 @@ export const make: Effect.Effect<
 
   const proposePlan: Service["proposePlan"] = (taskId, file, invocation) =>
     Effect.gen(function*() {
-      const summary = yield* summaryOf(taskId)
+      // An unknown task is named before the file is read.
+      yield* summaryOf(taskId)
       const bytes = yield* ContractFile.readBounded(file)
-      let digest: Digest.Digest | null = null
+      let digest: Digest.Digest | undefined
       const written = yield* command(taskId, invocation, (task, meta): Effect.Effect<
         Task.Command,
         ContractFile.ContractFileError | ControllerError.InvalidRequest
@@ -550,8 +551,8 @@ export const make: Effect.Effect<
           }
         })
       })
-      void summary
-      return { ...written, digest: digest as unknown as Digest.Digest }
+      // The write decided a plan (or failed): the digest was set by then.
+      return { ...written, digest: digest as Digest.Digest }
     })
 
   const preflight: Service["preflight"] = (taskId, invocation) =>

@@ -335,8 +335,9 @@ export const commands: ReadonlyArray<CommandSpec> = [
           const subject = str(parsed, "subject") as "restatement" | "spec" | "plan"
           const shown = yield* c.approvalSubject(taskId, subject)
           const channel = Terminal.channel()
-          // Off a terminal nobody is asked: the kernel's gate refuses the receipt and says why.
-          const digest = channel === "terminal" ? yield* confirm(shown, env) : shown.digest
+          // Off a terminal, or for an actor who is not a person, nobody is asked: the kernel's gate
+          // refuses the receipt and says why.
+          const digest = channel === "terminal" && env.actor.kind === "user" ? yield* confirm(shown, env) : shown.digest
           const written = yield* c.approve(taskId, { subject, digest, channel }, invocation(parsed, env))
           return ok(writtenJson(written, { subject, digest }), writtenText(written, env, `Approved the ${subject} ${digest}`))
         }))
@@ -426,7 +427,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
           if (view.state === "FAILED") {
             const shown = yield* c.approvalSubject(taskId, "reopen")
             const channel = Terminal.channel()
-            const digest = channel === "terminal" ? yield* confirm(shown, env) : shown.digest
+            const digest = channel === "terminal" && env.actor.kind === "user" ? yield* confirm(shown, env) : shown.digest
             confirmation = { digest, channel }
           }
           const written = yield* c.reopen(taskId, { reason: str(parsed, "reason"), confirmation }, invocation(parsed, env))

@@ -11,6 +11,7 @@ import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as PostgresStore from "@ratchet/storage-postgres/PostgresStore"
 import * as SqliteStore from "@ratchet/storage-sqlite/SqliteStore"
 import * as Layer from "effect/Layer"
+import { UsageError } from "./Args.js"
 
 /**
  * Which engine this invocation uses, for messages.
@@ -41,4 +42,48 @@ export const controller = (project: Workspace.Located) => {
   return Controller.layer.pipe(
     Layer.provide(Layer.mergeAll(services, leases, Layer.succeed(Controller.Project, project)))
   )
+}
+
+/** Variables that must be integers when set, with the range the store or the lease accepts. */
+const integers: ReadonlyArray<readonly [string, number, number]> = [
+  ["RATCHET_LEASE_HEARTBEAT_MS", 1, 2_147_483_647],
+  ["RATCHET_LEASE_GRACE_MS", 1, 2_147_483_647],
+  ["RATCHET_SQLITE_BUSY_TIMEOUT_MS", 0, 2_147_483_647]
+]
+
+/**
+ * The store's environment, checked before anything is opened: a blank or relative `RATCHET_HOME`
+ * would open (and create) a store in whatever directory the command ran in, and a malformed number
+ * or URL is the caller's input, so each is a usage error naming the variable, not an unexpected one.
+ *
+ * @since 0.1.0
+ * @category configuration
+ */
+export const checkEnvironment = (command: string): UsageError | null => {
+  const bad = (field: string, reason: string, fix: string) => new UsageError({ command, field, reason, fix })
+  const home = process.env["RATCHET_HOME"]
+  if (home !== undefined && !(home.startsWith("/") || home === "~" || home.startsWith("~/"))) {
+    return bad(
+      "RATCHET_HOME",
+      home.trim() === "" ? "is set but empty." : `${JSON.stringify(home.slice(0, 80))} is not an absolute path.`,
+      "Set it to an absolute directory (or ~/…), or unset it for ~/.ratchet."
+    )
+  }
+  const url = process.env["RATCHET_DATABASE_URL"]
+  if (url !== undefined && url !== "" && !/^postgres(ql)?:\/\/[^\s]+$/.test(url)) {
+    return bad("RATCHET_DATABASE_URL", "is not a postgres:// URL.", "Set it to postgres://user@host:port/database, or unset it for SQLite.")
+  }
+  const synchronous = process.env["RATCHET_SQLITE_SYNCHRONOUS"]
+  if (synchronous !== undefined && synchronous !== "FULL" && synchronous !== "NORMAL") {
+    return bad("RATCHET_SQLITE_SYNCHRONOUS", `${JSON.stringify(synchronous.slice(0, 40))} is not FULL or NORMAL.`, "Set it to FULL (the default) or NORMAL.")
+  }
+  for (const [name, min, max] of integers) {
+    const raw = process.env[name]
+    if (raw === undefined) continue
+    const value = /^\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN
+    if (!(value >= min && value <= max)) {
+      return bad(name, `${JSON.stringify(raw.slice(0, 40))} is not an integer from ${min} to ${max}.`, `Fix or unset ${name}.`)
+    }
+  }
+  return null
 }

@@ -42,12 +42,13 @@ const actorOf = (command: string): Commands.Env["actor"] | Args.UsageError => {
     }
     return { kind: "user", id: login }
   }
-  const match = /^(user|agent|runner|verifier|system):(.{1,200})$/s.exec(raw)
+  // The id is printed in logs and on terminals: printable characters only, no spaces at the ends.
+  const match = /^(user|agent|runner|verifier|system):([^\s\p{Cc}\p{Cf}](?:[^\p{Cc}\p{Cf}]{0,198}[^\s\p{Cc}\p{Cf}])?)$/u.exec(raw)
   if (match === null) {
     return new Args.UsageError({
       command,
       field: "RATCHET_ACTOR",
-      reason: `${JSON.stringify(raw.slice(0, 80))} is not kind:id.`,
+      reason: `${JSON.stringify(raw.slice(0, 80))} is not kind:id (an id of 1 to 200 printable characters).`,
       fix: `Set it to one of ${actorKinds.map((k) => `${k}:<id>`).join(", ")}, or unset it.`
     })
   }
@@ -205,6 +206,9 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     actor,
     write: (text) => process.stdout.write(text)
   }
+
+  const environment = spec.needs === "project" || spec.name === "init" ? Store.checkEnvironment(spec.name) : null
+  if (environment !== null) return fail(io, 2, environment)
 
   const program: Effect.Effect<Commands.Outcome, unknown> = spec.name === "init"
     ? runInit(parsed, env)

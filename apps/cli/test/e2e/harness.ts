@@ -237,7 +237,7 @@ export interface World {
   /** {@link run}, failing the test unless it exits 0. */
   readonly ok: (args: ReadonlyArray<string>, options?: { readonly env?: Record<string, string> }) => Promise<Result>
   /** Runs `ratchet args` on a pseudo-terminal (through `script`), typing `input`. */
-  readonly tty: (args: ReadonlyArray<string>, input: string) => Promise<Result>
+  readonly tty: (args: ReadonlyArray<string>, input: string, extraEnv?: Record<string, string>) => Promise<Result>
   /** Writes a file outside the repository (specs, plans) and returns its path. */
   readonly file: (name: string, content: string | Uint8Array) => string
 }
@@ -298,8 +298,13 @@ export const makeWorld = async (engine: Engine, options: { readonly init?: boole
     }
     return result
   }
-  const tty: World["tty"] = (args, input) =>
-    exec("script", ["-qec", [process.execPath, bin, ...args].map(shellWord).join(" "), "/dev/null"], { cwd: repo, env, input, lenient: true })
+  const tty: World["tty"] = (args, input, extraEnv = {}) =>
+    exec("script", ["-qec", [process.execPath, bin, ...args].map(shellWord).join(" "), "/dev/null"], {
+      cwd: repo,
+      env: { ...env, ...extraEnv },
+      input,
+      lenient: true
+    })
   const file: World["file"] = (name, content) => {
     const target = path.join(files, name)
     fs.writeFileSync(target, content)

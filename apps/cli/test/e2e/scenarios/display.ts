@@ -4,6 +4,8 @@
  * `ratchet digest` agrees with what `ratchet spec` stores; a cancel under the lease releases it and
  * the gate counts the lease as held only for the epoch presented.
  */
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { createTask, type Engine, events, makeWorld, removeWorlds, specText, status, toPlanApproved, toSpecReady } from "../harness.js"
 
@@ -97,6 +99,42 @@ export const display = (engine: Engine): void => {
       expect(takeover.code).toBe(2)
       expect(takeover.json.error).toMatchObject({ _tag: "@ratchet/kernel/TaskCommandRefused", code: "terminal_state" })
       expect((await events(world, taskId)).length).toBe(log.length)
+    })
+
+    it("14. a bad environment is invalid input naming the variable, opens nothing, and an agent is never asked to approve", async () => {
+      const world = await makeWorld(engine)
+      const taskId = await toSpecReady(world, "Environment")
+      const before = (await events(world, taskId)).length
+      // [variable, value, what the message says]
+      const table: ReadonlyArray<readonly [string, string, string]> = [
+        ["RATCHET_HOME", "", "is set but empty"],
+        ["RATCHET_HOME", "relative/home", "is not an absolute path"],
+        ["RATCHET_DATABASE_URL", "bogus", "is not a postgres:// URL"],
+        ["RATCHET_SQLITE_SYNCHRONOUS", "off", "is not FULL or NORMAL"],
+        ["RATCHET_SQLITE_BUSY_TIMEOUT_MS", "x", "is not an integer from 0"],
+        ["RATCHET_LEASE_HEARTBEAT_MS", "abc", "is not an integer from 1"],
+        ["RATCHET_LEASE_GRACE_MS", "-5", "is not an integer from 1"],
+        ["RATCHET_ACTOR", "user:", "is not kind:id"],
+        ["RATCHET_ACTOR", "user:a\nb", "is not kind:id"],
+        ["RATCHET_ACTOR", `agent:${escape}[2J`, "is not kind:id"],
+        ["RATCHET_ACTOR", "robot:r2", "is not kind:id"]
+      ]
+      for (const [variable, value, reason] of table) {
+        const result = await world.run(["brief", taskId, "ask", "Anything?", "--json"], { env: { [variable]: value } })
+        expect({ variable, value, code: result.code }).toEqual({ variable, value, code: 2 })
+        expect(result.json.error.field).toBe(variable)
+        expect(result.json.error.message).toContain(reason)
+      }
+      expect(fs.existsSync(path.join(world.repo, "ratchet.db"))).toBe(false)
+      expect(fs.existsSync(path.join(world.repo, "relative"))).toBe(false)
+      expect(await events(world, taskId)).toHaveLength(before)
+
+      // An agent on a pseudo-terminal is not shown a prompt: the kernel answers approval_requires_user.
+      const asAgent = await world.tty(["approve", taskId, "spec", "--json"], "\n", { RATCHET_ACTOR: "agent:claude-1" })
+      expect(asAgent.code).toBe(3)
+      expect(asAgent.stdout).not.toContain("Type the first")
+      expect(asAgent.json.error.gate.reasons.map((r: { code: string }) => r.code)).toContain("approval_requires_user")
+      expect((await status(world, taskId)).state).toBe("SPEC_READY")
     })
   })
 }

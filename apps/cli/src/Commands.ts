@@ -9,6 +9,7 @@ import * as path from "node:path"
 import * as ContractFile from "@ratchet/controller/ContractFile"
 import * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
+import * as Stats from "@ratchet/controller/Stats"
 import type * as Digest from "@ratchet/kernel/Digest"
 import type * as Event from "@ratchet/kernel/Event"
 import * as KernelEvent from "@ratchet/kernel/Event"
@@ -20,6 +21,8 @@ import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import type { OptionSpec, Parsed, PositionalSpec } from "./Args.js"
 import * as Render from "./Render.js"
+import * as RunnerProcess from "./RunnerProcess.js"
+import * as Store from "./Store.js"
 import * as Terminal from "./Terminal.js"
 
 /**
@@ -44,7 +47,8 @@ export interface Env {
  * @category models
  */
 export interface Outcome {
-  readonly exit: 0 | 2 | 3
+  /** 0, 2, 3; a command that hands the terminal to the runner passes the runner's code on. */
+  readonly exit: number
   readonly json: Record<string, unknown> | null
   readonly text: string | null
 }
@@ -365,6 +369,74 @@ export const commands: ReadonlyArray<CommandSpec> = [
         }))
   },
   {
+    name: "run",
+    usage: "ratchet run <task> [--takeover] [--detach] | ratchet run --any [--takeover-expired]",
+    summary: "Execute the approved plan's steps (PLAN_APPROVED → RUNNING → VERIFYING)",
+    description: [
+      "Starts the runner, a process that lives only while the run has work: it passes the run-start gate (current contract and plan digests, scope, the writer lease taken by the runner), then runs each step in `needs` order as attempts. A command step's side effect is an intent recorded before the child starts and resolved after it exits (exit code, duration, output as blobs, the paths it changed); a failure gets a successor attempt within the retry budget, a repeated failure, no progress or a spent budget BLOCKS; a path changed outside the scope BLOCKS naming it.",
+      "It stops when every step is done (VERIFYING), at a manual step (finish it with ratchet step done), or when the task blocks, pauses or is cancelled. At every start it recovers what a dead runner left open (docs/guides/recovery.md). Progress goes to the terminal (step n of m, attempt, live output); with --json, NDJSON events and a final result line.",
+      "Exit 0 when it stopped as planned (VERIFYING, a manual step, a pause or a cancel), 3 when the task is BLOCKED, 4 when another writer holds the lease. Ctrl-C pauses after the current step; a second Ctrl-C stops at once."
+    ].join("\n\n"),
+    positionals: [{ name: "task", description: "The task id (omit with --any)", required: false }],
+    options: {
+      any: { type: "boolean", description: "Take this project's runnable tasks (PLAN_APPROVED or RUNNING, lease free) one after another until none is left." },
+      takeover: { type: "boolean", description: "Take the lease over from a dead runner (only strictly after its grace)." },
+      "takeover-expired": { type: "boolean", description: "With --any: also take tasks whose runner's lease expired, waiting for live runners' leases to expire or their work to end." },
+      detach: { type: "boolean", description: "Start the runner in its own session with its log under $RATCHET_HOME/logs/ and return at once." }
+    },
+    examples: ["ratchet run t-3f9a1c2b", "ratchet run t-3f9a1c2b --detach && ratchet status t-3f9a1c2b", "ratchet run --any --takeover-expired --json"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.gen(function*() {
+        const task = parsed.positionals["task"]
+        const any = parsed.options["any"] === true
+        const misuse = (reason: string, fix: string) => new ControllerError.InvalidRequest({ field: "task", reason, fix })
+        if (any === (typeof task === "string")) {
+          return yield* misuse(any ? "give a task or --any, not both." : "name the task to run, or pass --any.", "See ratchet run --help.")
+        }
+        if (parsed.options["takeover-expired"] === true && !any) {
+          return yield* misuse("--takeover-expired goes with --any.", `For one task use --takeover: ratchet run ${typeof task === "string" ? task : "<task>"} --takeover`)
+        }
+        if (parsed.options["takeover"] === true && any) {
+          return yield* misuse("--takeover names one task's lease.", "With --any use --takeover-expired.")
+        }
+        if (typeof task === "string") yield* Effect.flatMap(controller, (c) => c.status(task))
+        const args = [
+          ...(typeof task === "string" ? [task] : ["--any"]),
+          ...(parsed.options["takeover"] === true ? ["--takeover"] : []),
+          ...(parsed.options["takeover-expired"] === true ? ["--takeover-expired"] : []),
+          "-C",
+          env.cwd
+        ]
+        if (parsed.options["detach"] === true) {
+          const started = yield* RunnerProcess.detached(args, typeof task === "string" ? task : "any")
+          return ok(
+            { detached: true, pid: started.pid, log: started.log },
+            `Runner started (pid ${started.pid}); its log: ${started.log}\nWatch it with: ratchet status ${typeof task === "string" ? task : "<task>"}`
+          )
+        }
+        const code = yield* RunnerProcess.foreground(env.json ? [...args, "--json"] : args)
+        return { exit: code, json: null, text: null } satisfies Outcome
+      })
+  },
+  {
+    name: "step done",
+    usage: "ratchet step done <task> <step> [--note <text>]",
+    summary: "Finish a manual step's attempt (the run continues with ratchet run)",
+    description:
+      "A manual step is work done by a person, or by the agent in a host session; the runner stops there with the step's attempt awaiting its worker. This records the attempt as Succeeded, with your note; the next ratchet run continues after it.",
+    positionals: [taskArg, { name: "step", description: "The manual step's id", required: true }],
+    options: { note: { type: "string", valueName: "<text>", description: "What was done, for the run's record." }, ...leaseEpoch },
+    examples: ["ratchet step done t-3f9a1c2b review --note \"reviewed with the API team\" && ratchet run t-3f9a1c2b"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(
+          c.stepDone(str(parsed, "task"), { stepId: str(parsed, "step"), note: parsed.options["note"] as string | undefined }, invocation(parsed, env)),
+          (written) => ok(writtenJson(written), writtenText(written, env, `Step ${str(parsed, "step")} done`))
+        ))
+  },
+  {
     name: "pause",
     usage: "ratchet pause <task> [--reason <text>]",
     summary: "Pause a task (from INTERVIEWING or RUNNING)",
@@ -376,22 +448,55 @@ export const commands: ReadonlyArray<CommandSpec> = [
     run: (parsed, env) =>
       Effect.flatMap(controller, (c) =>
         Effect.map(c.pause(str(parsed, "task"), parsed.options["reason"] as string | undefined, invocation(parsed, env)), (written) =>
-          ok(writtenJson(written), writtenText(written, env, "Paused")))
+          ok(writtenJson(written), writtenText(written, env, "Paused"))).pipe(
+            // A live runner holds the lease: ask it to pause at its next step boundary.
+            Effect.catchTag("@ratchet/controller/LeaseConflict", (conflict) =>
+              parsed.options["lease-epoch"] !== undefined
+                ? Effect.fail(conflict)
+                : Effect.map(
+                  c.requestStop(str(parsed, "task"), {
+                    kind: "pause",
+                    reason: (parsed.options["reason"] as string | undefined) ?? "paused from the terminal",
+                    home: Store.home(),
+                    waitMs: 5_000
+                  }, invocation(parsed, env)),
+                  (stopped) =>
+                    ok(
+                      { taskId: stopped.task.taskId, state: stopped.task.state, requested: true, acknowledged: stopped.acknowledged, task: stopped.task },
+                      stopped.acknowledged
+                        ? `Paused by its runner\n${stopped.task.taskId}: ${env.style.bold(stopped.task.state)}\nnext: ${Render.visible(stopped.task.next)}`
+                        : `Pause requested: the runner pauses after the current step.\n${stopped.task.taskId}: ${env.style.bold(stopped.task.state)}`
+                    )
+                ).pipe(Effect.catchTag("@ratchet/controller/InvalidRequest", () => Effect.fail(conflict)))
+            )
+          )
       )
   },
   {
     name: "resume",
     usage: "ratchet resume <task>",
     summary: "Resume a paused task, or resume the interview of a reopened one",
-    description: "Out of PAUSED: back to where it paused. Out of REOPENED: back to INTERVIEWING. A blocked task is resumed with ratchet unblock.",
+    description:
+      "Out of PAUSED: back to where it paused. A run paused at a step boundary is re-verified first (the git HEAD, the dirty paths and their contents, the spec and plan digests against those recorded at the pause); a difference BLOCKS the task naming it, otherwise the runner continues from the recorded next step on this terminal (unless --no-run). Out of REOPENED: back to INTERVIEWING. A blocked task is resumed with ratchet unblock.",
     positionals: [taskArg],
-    options: { ...leaseEpoch },
-    examples: ["ratchet resume t-3f9a1c2b"],
+    options: {
+      "no-run": { type: "boolean", description: "Only record the resume; do not start the runner (continue later with ratchet run)." },
+      ...leaseEpoch
+    },
+    examples: ["ratchet resume t-3f9a1c2b", "ratchet resume t-3f9a1c2b --no-run"],
     needs: "project",
     run: (parsed, env) =>
       Effect.flatMap(controller, (c) =>
-        Effect.map(c.resume(str(parsed, "task"), invocation(parsed, env)), (written) => ok(writtenJson(written), writtenText(written, env, "Resumed")))
-      )
+        Effect.flatMap(c.resume(str(parsed, "task"), invocation(parsed, env)), (written) => {
+          const resumedRun = written.task.state === "RUNNING" && written.events.includes("TaskResumed")
+          if (!resumedRun || parsed.options["no-run"] === true || parsed.options["lease-epoch"] !== undefined) {
+            return Effect.succeed(ok(writtenJson(written), writtenText(written, env, written.task.state === "BLOCKED" ? "Resumed, then blocked: the checkout changed while paused" : "Resumed")))
+          }
+          // The run continues from its recorded next step, in the runner, on this terminal.
+          if (!env.json) process.stderr.write(`${writtenText(written, env, "Resumed")}\n`)
+          const args = [written.task.taskId, "-C", env.cwd, ...(env.json ? ["--json"] : [])]
+          return Effect.map(RunnerProcess.foreground(args), (code): Outcome => ({ exit: code, json: null, text: null }))
+        }))
   },
   {
     name: "cancel",
@@ -405,7 +510,21 @@ export const commands: ReadonlyArray<CommandSpec> = [
     run: (parsed, env) =>
       Effect.flatMap(controller, (c) =>
         Effect.map(c.cancel(str(parsed, "task"), str(parsed, "reason"), invocation(parsed, env)), (written) =>
-          ok(writtenJson(written), writtenText(written, env, "Cancelled (terminal)")))
+          ok(writtenJson(written), writtenText(written, env, "Cancelled (terminal)"))).pipe(
+            // A live runner holds the lease: ask it to stop its step and cancel, and wait for it.
+            Effect.catchTag("@ratchet/controller/LeaseConflict", (conflict) =>
+              parsed.options["lease-epoch"] !== undefined
+                ? Effect.fail(conflict)
+                : Effect.map(
+                  c.requestStop(str(parsed, "task"), { kind: "cancel", reason: str(parsed, "reason"), home: Store.home(), waitMs: 30_000 }, invocation(parsed, env)),
+                  (stopped) =>
+                    ok(
+                      { taskId: stopped.task.taskId, state: stopped.task.state, requested: true, acknowledged: stopped.acknowledged, task: stopped.task },
+                      `Cancelled by its runner (terminal)\n${stopped.task.taskId}: ${env.style.bold(stopped.task.state)}\nnext: ${Render.visible(stopped.task.next)}`
+                    )
+                ).pipe(Effect.catchTag("@ratchet/controller/InvalidRequest", () => Effect.fail(conflict)))
+            )
+          )
       )
   },
   {
@@ -436,24 +555,55 @@ export const commands: ReadonlyArray<CommandSpec> = [
   },
   {
     name: "unblock",
-    usage: "ratchet unblock <task> --to RUNNING|VERIFYING --resolution <text>",
-    summary: "Resolve a blocked task",
-    description:
+    usage: "ratchet unblock <task> --to RUNNING|VERIFYING --resolution <text> | ratchet unblock <task> --resolve <step> succeeded|failed",
+    summary: "Resolve a blocked task, or settle a step whose outcome is unknown",
+    description: [
       "Back to RUNNING, or to VERIFYING only when the missing evidence or dependency is supplied with no code change. When the contract must change, use ratchet reopen.",
-    positionals: [taskArg],
+      "With --resolve: a step whose side effect was dispatched and whose runner died before recording the outcome is Indeterminate, and the task BLOCKED until a person decides. Check whether the effect happened, then settle it: succeeded (the step counts as done) or failed (a successor attempt runs it again). This is your decision, typed on an interactive terminal and recorded as a receipt; the task goes back to RUNNING."
+    ].join("\n\n"),
+    positionals: [taskArg, { name: "outcome", description: "With --resolve: what happened", required: false, choices: ["succeeded", "failed"] }],
     options: {
-      to: { type: "string", required: true, choices: ["RUNNING", "VERIFYING"], valueName: "RUNNING|VERIFYING", description: "Where the task goes." },
-      resolution: { type: "string", required: true, valueName: "<text>", description: "What resolved the blocker." },
+      to: { type: "string", choices: ["RUNNING", "VERIFYING"], valueName: "RUNNING|VERIFYING", description: "Where the task goes." },
+      resolution: { type: "string", valueName: "<text>", description: "What resolved the blocker." },
+      resolve: { type: "string", valueName: "<step>", description: "Settle this Indeterminate step (then give succeeded or failed)." },
       ...leaseEpoch
     },
-    examples: ["ratchet unblock t-3f9a1c2b --to RUNNING --resolution \"the staging database is back\""],
+    examples: [
+      "ratchet unblock t-3f9a1c2b --to RUNNING --resolution \"the staging database is back\"",
+      "ratchet unblock t-3f9a1c2b --resolve deploy succeeded"
+    ],
     needs: "project",
     run: (parsed, env) =>
       Effect.flatMap(controller, (c) =>
-        Effect.map(
-          c.unblock(str(parsed, "task"), { to: str(parsed, "to") as "RUNNING" | "VERIFYING", resolution: str(parsed, "resolution") }, invocation(parsed, env)),
-          (written) => ok(writtenJson(written), writtenText(written, env, "Unblocked"))
-        ))
+        Effect.gen(function*() {
+          const taskId = str(parsed, "task")
+          const step = parsed.options["resolve"]
+          const outcome = parsed.positionals["outcome"]
+          const usage = (field: string, reason: string, fix: string) => new ControllerError.InvalidRequest({ field, reason, fix })
+          if (typeof step === "string") {
+            if (outcome !== "succeeded" && outcome !== "failed") {
+              return yield* usage("outcome", "--resolve needs what happened: succeeded or failed.", `ratchet unblock ${taskId} --resolve ${step} succeeded|failed`)
+            }
+            if (parsed.options["to"] !== undefined || parsed.options["resolution"] !== undefined) {
+              return yield* usage("--resolve", "--resolve settles a step and always returns to RUNNING; --to and --resolution do not apply.", `ratchet unblock ${taskId} --resolve ${step} ${outcome}`)
+            }
+            const shown = yield* c.settlementSubject(taskId, step, outcome)
+            const channel = Terminal.channel()
+            const digest = channel === "terminal" && env.actor.kind === "user" ? yield* confirm(shown, env) : shown.digest
+            const written = yield* c.settle(taskId, { stepId: step, outcome, confirmation: { digest, channel } }, invocation(parsed, env))
+            return ok(writtenJson(written, { settled: { stepId: step, outcome } }), writtenText(written, env, `Step ${step} settled as ${outcome}`))
+          }
+          if (outcome !== undefined) {
+            return yield* usage("outcome", `${JSON.stringify(String(outcome))} goes with --resolve <step>.`, `ratchet unblock ${taskId} --resolve <step> ${String(outcome)}`)
+          }
+          const to = parsed.options["to"]
+          const resolution = parsed.options["resolution"]
+          if (typeof to !== "string" || typeof resolution !== "string") {
+            return yield* usage(typeof to !== "string" ? "--to" : "--resolution", "unblock needs --to and --resolution (or --resolve <step> succeeded|failed).", `ratchet unblock ${taskId} --to RUNNING --resolution "…"`)
+          }
+          const written = yield* c.unblock(taskId, { to: to as "RUNNING" | "VERIFYING", resolution }, invocation(parsed, env))
+          return ok(writtenJson(written), writtenText(written, env, "Unblocked"))
+        }))
   },
   {
     name: "gate",
@@ -565,6 +715,22 @@ export const commands: ReadonlyArray<CommandSpec> = [
         }
       })
   })),
+  {
+    name: "stats",
+    usage: "ratchet stats",
+    summary: "Count attempts by state and open intents by age across the store (Indeterminate first)",
+    description:
+      "The figures an operator alerts on, read from the stored read models of every project in the store (not only this one's): attempts by state, Indeterminate first (an Indeterminate attempt waits for a person, so it is expected to stay near zero), and the open intents (Pending or Dispatched) by the age of their last change (<1m, 1m-1h, 1h-1d, >1d) with the ten oldest. Writes nothing.",
+    positionals: [],
+    options: {},
+    examples: ["ratchet stats", "ratchet stats --json | jq '.attempts[0].count'"],
+    needs: "project",
+    run: () =>
+      Effect.map(
+        Stats.collect().pipe(Effect.provide(Store.store())),
+        (stats) => ok({ scope: "store", ...stats }, Render.visible(Stats.text(stats, "every project in the store")))
+      )
+  },
   {
     name: "digest",
     usage: "ratchet digest <file> [--spec <spec.md>]",

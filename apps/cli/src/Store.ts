@@ -5,6 +5,8 @@
  *
  * @since 0.1.0
  */
+import * as os from "node:os"
+import * as path from "node:path"
 import * as Controller from "@ratchet/controller/Controller"
 import type * as Workspace from "@ratchet/controller/Workspace"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
@@ -21,6 +23,18 @@ import { UsageError } from "./Args.js"
  */
 export const engine = (): "postgres" | "sqlite" =>
   (process.env["RATCHET_DATABASE_URL"] ?? "") === "" ? "sqlite" : "postgres"
+
+/**
+ * `$RATCHET_HOME` with `~` expanded: the SQLite store's directory, and where runner logs and
+ * requests to runners live on every engine.
+ *
+ * @since 0.1.0
+ * @category configuration
+ */
+export const home = (): string => {
+  const raw = process.env["RATCHET_HOME"] ?? "~/.ratchet"
+  return raw === "~" ? os.homedir() : raw.startsWith("~/") ? path.join(os.homedir(), raw.slice(2)) : raw
+}
 
 /**
  * The store services for this invocation.

@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import type * as Digest from "@ratchet/kernel/Digest"
+import * as Digest from "@ratchet/kernel/Digest"
 import type * as Event from "@ratchet/kernel/Event"
 import * as KernelPlan from "@ratchet/kernel/Plan"
 import * as KernelSpec from "@ratchet/kernel/Spec"
@@ -38,7 +38,11 @@ import * as ControllerError from "./ControllerError.js"
 import * as Explain from "./Explain.js"
 import * as Preflight from "./Preflight.js"
 import * as Projection from "./Projection.js"
+import * as RunReport from "./RunReport.js"
+import * as RunRequest from "./RunRequest.js"
+import * as RunState from "./RunState.js"
 import * as TaskView from "./TaskView.js"
+import * as WorkTree from "./WorkTree.js"
 import type * as Workspace from "./Workspace.js"
 
 /**
@@ -83,7 +87,7 @@ export interface Written {
  */
 export interface ApprovalSubject {
   readonly taskId: string
-  readonly subject: "restatement" | "spec" | "plan" | "reopen"
+  readonly subject: "restatement" | "spec" | "plan" | "reopen" | "resolution"
   readonly digest: Digest.Digest
   /** The thing approved, as text: the restatement, or the rendered spec or plan. */
   readonly text: string
@@ -160,7 +164,7 @@ export interface Service {
    * What approving `subject` would approve, to show before asking for the confirmation; the
    * kernel's refusal when the task's state allows no such approval (nothing is shown then).
    */
-  readonly approvalSubject: (taskId: string, subject: ApprovalSubject["subject"]) => Effect.Effect<ApprovalSubject, ReadError | Task.Refused>
+  readonly approvalSubject: (taskId: string, subject: Exclude<ApprovalSubject["subject"], "resolution">) => Effect.Effect<ApprovalSubject, ReadError | Task.Refused>
   /**
    * Records a receipt for `subject` at `digest` (the one the person was shown) on `channel`; the
    * kernel judges it (only a user on a terminal, only the current digest).
@@ -174,6 +178,41 @@ export interface Service {
   /** Leaves PAUSED, or resumes the interview out of REOPENED. */
   readonly resume: (taskId: string, invocation: Invocation) => Effect.Effect<Written, WriteError>
   readonly cancel: (taskId: string, reason: string, invocation: Invocation) => Effect.Effect<Written, WriteError>
+  /**
+   * Asks the live runner holding the task's lease to cancel now or pause at its next step
+   * boundary (see `RunRequest`), and waits up to `waitMs` for it to record that. `home` is
+   * `$RATCHET_HOME`, where the runner looks for requests.
+   */
+  readonly requestStop: (
+    taskId: string,
+    input: { readonly kind: "cancel" | "pause"; readonly reason: string; readonly home: string; readonly waitMs: number },
+    invocation: Invocation
+  ) => Effect.Effect<{ readonly task: TaskView.TaskView; readonly acknowledged: boolean }, ReadError | ControllerError.LeaseConflict>
+  /** Ends a manual step's open attempt (Succeeded), with an optional note from its worker. */
+  readonly stepDone: (
+    taskId: string,
+    input: { readonly stepId: string; readonly note: string | undefined },
+    invocation: Invocation
+  ) => Effect.Effect<Written, WriteError>
+  /** What a person settles for an Indeterminate step: the text shown and the digest a receipt binds. */
+  readonly settlementSubject: (
+    taskId: string,
+    stepId: string,
+    outcome: "succeeded" | "failed"
+  ) => Effect.Effect<ApprovalSubject & { readonly intentId: string; readonly attempt: number }, ReadError>
+  /**
+   * Settles a step left Indeterminate (its effect was dispatched and its outcome never recorded):
+   * a person's decision, on a terminal, recorded with a receipt, and the task back to RUNNING.
+   */
+  readonly settle: (
+    taskId: string,
+    input: {
+      readonly stepId: string
+      readonly outcome: "succeeded" | "failed"
+      readonly confirmation: { readonly digest: Digest.Digest; readonly channel: string }
+    },
+    invocation: Invocation
+  ) => Effect.Effect<Written, WriteError>
   /** Reopens; out of FAILED only with a receipt (`confirmation`) given on a terminal. */
   readonly reopen: (
     taskId: string,
@@ -332,7 +371,7 @@ export const make: Effect.Effect<
   const write = <E, R>(
     taskId: string | null,
     invocation: Invocation,
-    build: (aggregate: Task.Aggregate, at: number) => Effect.Effect<ReadonlyArray<Task.Command>, E, R>,
+    build: (aggregate: Task.Aggregate, at: number) => Effect.Effect<ReadonlyArray<Task.Command | Event.Event>, E, R>,
     streamId: string = taskId ?? "",
     /** Events appended after the decided ones, in the same transaction (a lease release). */
     trailing: (state: Task.Task, at: number) => ReadonlyArray<Event.Event> = () => []
@@ -358,10 +397,16 @@ export const make: Effect.Effect<
         }
         const at = yield* Clock.currentTimeMillis
         const commands = yield* build(aggregate, at)
-        // Decide every command against the state the previous ones leave.
+        // Decide every command against the state the previous ones leave; a run-level fact (an
+        // event, recognisable by its version) is appended as given, in its place.
         let state = aggregate
         const events: Array<Event.Event> = []
         for (const command of commands) {
+          if ("version" in command) {
+            events.push(command)
+            state = Task.evolve(state, command)
+            continue
+          }
           const decision = Task.decide(command, state)
           if (Either.isLeft(decision)) return yield* decision.left
           for (const event of decision.right) {
@@ -653,8 +698,231 @@ export const make: Effect.Effect<
     )
 
   const resume: Service["resume"] = (taskId, invocation) =>
-    command(taskId, invocation, (task, meta) =>
-      task.state === "REOPENED" ? { _tag: "ResumeInterview", ...meta } : { _tag: "Resume", ...meta })
+    write(taskId, invocation, (aggregate, at) => {
+      const task = aggregate as Task.Task
+      return task.state === "REOPENED"
+        ? Effect.succeed([{ _tag: "ResumeInterview", actor: invocation.actor, at } satisfies Task.Command])
+        : resumeRun(task, at, invocation.actor)
+    })
+
+  /** The stored events of a run, from its start. */
+  const runEventsOf = (taskId: string, runId: string) =>
+    RunReport.runEvents(taskId, runId).pipe(
+      Effect.provideService(EventStore.EventStore, store),
+      Effect.provideService(ReadModel.ReadModels, models),
+      Effect.catchTag("@ratchet/storage/BranchNotFound", () => Effect.succeed([] as ReadonlyArray<EventStore.StoredEvent>))
+    )
+
+  /** The current run's attempts and intents, as the run state reads them. */
+  const runRows = (task: Task.Task) =>
+    Effect.gen(function*() {
+      const runId = task.run?.runId
+      const snapshot = yield* models.snapshot(task.taskId)
+      return {
+        attempts: [...snapshot.attempts.values()].filter((row) => row.runId === runId),
+        intents: [...snapshot.intents.values()].filter((row) => row.runId === runId)
+      }
+    })
+
+  const requestStop: Service["requestStop"] = (taskId, input, invocation) =>
+    Effect.gen(function*() {
+      const summary = yield* summaryOf(taskId)
+      const reason = yield* requireText("--reason", input.reason, `Say why: ratchet ${input.kind} ${taskId} --reason "…"`)
+      const lease = yield* models.lease(projectId, taskId)
+      if (lease === null || !lease.held || lease.owner.host !== "runner") {
+        return yield* new ControllerError.InvalidRequest({
+          field: "task",
+          reason: `no runner holds task ${taskId}'s lease, so there is no run to ${input.kind}.`,
+          fix: `Run ratchet ${input.kind} ${taskId} without a runner (it writes directly), or see ratchet status ${taskId}.`
+        })
+      }
+      RunRequest.write(input.home, taskId, { kind: input.kind, reason, actor: invocation.actor, at: yield* Clock.currentTimeMillis })
+      const wanted: ReadonlyArray<Task.State> = input.kind === "cancel" ? ["CANCELLED"] : ["PAUSED", "BLOCKED", "VERIFYING", "CANCELLED"]
+      const deadline = (yield* Clock.currentTimeMillis) + input.waitMs
+      let current = summary
+      while ((yield* Clock.currentTimeMillis) < deadline) {
+        current = yield* summaryOf(taskId)
+        const row = yield* models.lease(projectId, taskId)
+        if (wanted.includes(current.task.state) || row === null || !row.held || row.epoch !== lease.epoch) break
+        yield* Effect.sleep("100 millis")
+      }
+      const row = yield* models.lease(projectId, taskId)
+      const acknowledged = !(!wanted.includes(current.task.state) && row !== null && row.held && row.epoch === lease.epoch)
+      if (!acknowledged && input.kind === "cancel") {
+        // The runner did not answer in time: it is dead (recovery after its grace) or hung.
+        return yield* new ControllerError.LeaseConflict({
+          taskId,
+          presented: null,
+          epoch: row.epoch,
+          held: true,
+          holder: describeOwner(row.owner),
+          deadline: row.heartbeatAt + row.graceMs
+        })
+      }
+      return { task: yield* viewOf(current), acknowledged }
+    })
+
+  const stepDone: Service["stepDone"] = (taskId, input, invocation) =>
+    Effect.flatMap(
+      input.note === undefined ? Effect.succeed(undefined) : requireText("--note", input.note, "Say what was done, or leave --note out."),
+      (note) =>
+        write(taskId, invocation, (aggregate, at) =>
+          Effect.gen(function*() {
+            const task = aggregate as Task.Task
+            const step = task.plan?.plan.steps.find((candidate) => candidate.id === input.stepId)
+            if (task.state !== "RUNNING" || task.run === null || step === undefined) {
+              return yield* new ControllerError.InvalidRequest({
+                field: "step",
+                reason: step === undefined && task.plan !== null
+                  ? `step ${JSON.stringify(input.stepId.slice(0, 64))} is not in task ${taskId}'s plan (${task.plan.plan.steps.map((s) => s.id).join(", ")}).`
+                  : `task ${taskId} is ${task.state}; a step is marked done while the task is RUNNING.`,
+                fix: `See the task with: ratchet status ${taskId}`
+              })
+            }
+            const { attempts, intents } = yield* runRows(task)
+            const status = RunState.statusOf(step.id, attempts, intents)
+            if (step.manual === undefined || status._tag !== "Open") {
+              return yield* new ControllerError.InvalidRequest({
+                field: "step",
+                reason: step.manual === undefined
+                  ? `step ${step.id} runs a command; the runner records its end, not a person.`
+                  : `step ${step.id} has no attempt awaiting its worker (it is ${status._tag}).`,
+                fix: `Start or continue the run with: ratchet run ${taskId}`
+              })
+            }
+            const runId = task.run.runId
+            const meta = { version: 1 as const, actor: invocation.actor, at }
+            return [
+              { _tag: "AttemptTransitioned", ...meta, runId, stepId: step.id, attempt: status.attempt, from: status.state, to: "Succeeded" },
+              ...(note === undefined ? [] : [{ _tag: "AttemptNoted", ...meta, runId, stepId: step.id, attempt: status.attempt, note } satisfies Event.Event])
+            ] satisfies ReadonlyArray<Event.Event>
+          }))
+    )
+
+  /** The Indeterminate step a settlement is about, with its unresolved intent. */
+  const unsettled = (task: Task.Task, stepId: string) =>
+    Effect.gen(function*() {
+      const { attempts, intents } = yield* runRows(task)
+      const status = RunState.statusOf(stepId, attempts, intents)
+      if (task.state !== "BLOCKED" || task.run === null || status._tag !== "Unsettled") {
+        return yield* new ControllerError.InvalidRequest({
+          field: "--resolve",
+          reason: `step ${JSON.stringify(stepId.slice(0, 64))} of task ${task.taskId} has no Indeterminate attempt awaiting a decision${task.state === "BLOCKED" ? "" : ` (the task is ${task.state})`}.`,
+          fix: `See the task with: ratchet status ${task.taskId}`
+        })
+      }
+      const intent = intents.find((row) => row.intentId === status.intentId)
+      return { runId: task.run.runId, attempt: status.attempt, intentId: status.intentId, intent }
+    })
+
+  const settlementDigest = (taskId: string, intentId: string, outcome: "succeeded" | "failed") =>
+    Digest.ofCanonical(JSON.stringify({ resolution: { taskId, intentId, outcome } }))
+
+  const settlementSubject: Service["settlementSubject"] = (taskId, stepId, outcome) =>
+    Effect.gen(function*() {
+      const summary = yield* summaryOf(taskId)
+      const found = yield* unsettled(summary.task, stepId)
+      const events = yield* runEventsOf(taskId, found.runId)
+      const recorded = events.find((stored) => stored.event._tag === "IntentRecorded" && stored.event.intentId === found.intentId)
+      const description = recorded?.event._tag === "IntentRecorded" ? recorded.event.description : "(unknown)"
+      return {
+        taskId,
+        subject: "resolution" as const,
+        digest: settlementDigest(taskId, found.intentId, outcome),
+        intentId: found.intentId,
+        attempt: found.attempt,
+        text: [
+          `Step ${stepId}, attempt ${found.attempt}, started this side effect and its runner died before recording how it ended:`,
+          "",
+          `  ${description}`,
+          "",
+          outcome === "succeeded"
+            ? "You declare that it HAPPENED: the step counts as done and the run continues after it."
+            : "You declare that it did NOT happen (or must be redone): a successor attempt runs the step again."
+        ].join("\n")
+      }
+    })
+
+  const settle: Service["settle"] = (taskId, input, invocation) =>
+    write(taskId, invocation, (aggregate, at) =>
+      Effect.gen(function*() {
+        const task = aggregate as Task.Task
+        const found = yield* unsettled(task, input.stepId)
+        const digest = settlementDigest(taskId, found.intentId, input.outcome)
+        if (invocation.actor.kind !== "user" || input.confirmation.channel !== "terminal" || input.confirmation.digest !== digest) {
+          return yield* new ControllerError.InvalidRequest({
+            field: "--resolve",
+            reason: invocation.actor.kind !== "user"
+              ? `settling an Indeterminate step is a person's decision; ${invocation.actor.kind}:${invocation.actor.id} cannot make it.`
+              : input.confirmation.channel !== "terminal"
+              ? "settling an Indeterminate step needs your confirmation on an interactive terminal."
+              : "the confirmation does not match this decision (the task moved since it was shown).",
+            fix: `Run ratchet unblock ${taskId} --resolve ${input.stepId} ${input.outcome} in a terminal and type the digest's first ${confirmationLength} characters.`
+          })
+        }
+        const outcome = input.outcome === "succeeded" ? "Succeeded" as const : "Failed" as const
+        const meta = { version: 1 as const, actor: invocation.actor, at }
+        const { attempts, intents } = yield* runRows(task)
+        const pendingSteps = task.plan === null ? [] : RunState.pendingSteps(task.plan.plan, attempts, intents)
+        return [
+          { _tag: "IntentResolved", ...meta, intentId: found.intentId, outcome, resultRefs: [] },
+          {
+            _tag: "IntentSettled",
+            ...meta,
+            intentId: found.intentId,
+            runId: found.runId,
+            stepId: input.stepId,
+            attempt: found.attempt,
+            outcome,
+            receipt: receipt("resolution", digest, input.confirmation.channel, invocation.actor, at)
+          },
+          {
+            _tag: "Unblock",
+            actor: invocation.actor,
+            at,
+            to: "RUNNING",
+            resolution: `step ${input.stepId} settled as ${input.outcome} by ${invocation.actor.id}`,
+            codeChanged: false,
+            pendingSteps
+          }
+        ] satisfies ReadonlyArray<Task.Command | Event.Event>
+      }))
+
+  /**
+   * Resumes. A run paused at a step boundary continues only on the work tree and contract it
+   * paused on: the HEAD, the dirty paths and their contents, and the digests are compared with
+   * the boundary recorded at the pause, and any difference blocks the task, naming it.
+   */
+  const resumeRun = (task: Task.Task, at: number, actor: Event.Actor) =>
+    Effect.gen(function*() {
+      const resumed: Task.Command = { _tag: "Resume", actor, at }
+      if (task.state !== "PAUSED" || task.pausedFrom !== "RUNNING" || task.run === null) return [resumed]
+      const events = yield* runEventsOf(task.taskId, task.run.runId)
+      const boundaries = events.flatMap((stored) => (stored.event._tag === "BoundaryRecorded" ? [stored.event] : []))
+      const last = boundaries.at(-1)
+      if (last === undefined) return [resumed]
+      const now = yield* WorkTree.observe(project.root).pipe(
+        Effect.mapError((error) =>
+          new ControllerError.InvalidRequest({ field: "workspace", reason: error.message, fix: "Fix git in this checkout, then resume again." }))
+      )
+      const found = [...WorkTree.differences(last, now)]
+      if (task.spec !== null && task.spec.digest !== last.specDigest) found.push(`the spec digest changed from ${last.specDigest} to ${task.spec.digest}`)
+      if (task.plan !== null && task.plan.digest !== last.planDigest) found.push(`the plan digest changed from ${last.planDigest} to ${task.plan.digest}`)
+      if (found.length === 0) return [resumed]
+      const block: Task.Command = {
+        _tag: "Block",
+        actor,
+        at,
+        blocker: {
+          category: "decision_needed",
+          owner: "user",
+          requiredAction:
+            `The checkout changed while the run was paused: ${found.join("; ")}. Restore it, or accept the change: ratchet unblock ${task.taskId} --to RUNNING --resolution "…" (or ratchet reopen ${task.taskId}).`,
+          lastEvidence: found.slice(0, 20)
+        }
+      }
+      return [resumed, block]
+    })
 
   /**
    * Cancels; a cancel written under the lease (`--lease-epoch`) releases it in the same append, so a
@@ -841,6 +1109,10 @@ export const make: Effect.Effect<
     pause,
     resume,
     cancel,
+    requestStop,
+    stepDone,
+    settlementSubject,
+    settle,
     reopen,
     unblock,
     gate,

@@ -3,7 +3,8 @@
  * host hooks transport: every use case of a task's lifecycle once, as typed commands and typed
  * results (`Controller`), with the pieces it is made of: the project file and the checkout's
  * workspace identity, the spec and plan files, the read-only repository preflight, the Markdown
- * projections, the status view and the gate explanation.
+ * projections, the status view, the store-wide figures an operator alerts on and the gate
+ * explanation.
  *
  * @since 0.1.0
  */
@@ -22,6 +23,8 @@ export * as Preflight from "./Preflight.js"
 export * as ProjectFile from "./ProjectFile.js"
 /** @since 0.1.0 */
 export * as Projection from "./Projection.js"
+/** @since 0.1.0 */
+export * as Stats from "./Stats.js"
 /** @since 0.1.0 */
 export * as TaskView from "./TaskView.js"
 /** @since 0.1.0 */

@@ -89,7 +89,7 @@ export type Actor = typeof Actor.Type
  * @since 0.1.0
  * @category schemas
  */
-export const ReceiptSubject = Schema.Literal("restatement", "spec", "plan", "reopen", "scope")
+export const ReceiptSubject = Schema.Literal("restatement", "spec", "plan", "reopen", "scope", "resolution")
 
 /**
  * @since 0.1.0
@@ -411,6 +411,80 @@ export const LeaseTakenOver = event("LeaseTakenOver", {
 export const LeaseReleased = event("LeaseReleased", { epoch: Schema.Int })
 
 /**
+ * What a step's command did, recorded in the same append as the intent's resolution: the exit code
+ * (or the signal that ended it), how long it ran, whether its timeout ended it, its output as blob
+ * references with the last lines inline (the failure fingerprint is taken over them), and the paths
+ * it changed according to git.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const CommandExited = event("CommandExited", {
+  intentId: NonEmpty,
+  runId: NonEmpty,
+  stepId: NonEmpty,
+  attempt: Schema.Int,
+  exitCode: Schema.NullOr(Schema.Int),
+  signal: Schema.NullOr(NonEmpty),
+  durationMs: Schema.Int.pipe(Schema.nonNegative()),
+  timedOut: Schema.Boolean,
+  stdoutRef: Schema.NullOr(NonEmpty),
+  stderrRef: Schema.NullOr(NonEmpty),
+  outputTail: Text,
+  changedPaths: Schema.Array(NonEmpty)
+})
+
+/**
+ * The workspace and the contract as a run saw them at a step boundary, beside the `step`
+ * checkpoint it belongs to: resume compares them with what is there now.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const BoundaryRecorded = event("BoundaryRecorded", {
+  runId: NonEmpty,
+  head: Schema.NullOr(NonEmpty),
+  /** The dirty paths outside `.ratchet/`, sorted. */
+  dirtyPaths: Schema.Array(NonEmpty),
+  /** A digest over the dirty paths and their contents, so an edit of an already dirty file shows. */
+  dirtyDigest: NonEmpty,
+  specDigest: Digest.Digest,
+  planDigest: Digest.Digest,
+  /** The step the run continues with, or null when every step is done. */
+  nextStep: Schema.NullOr(NonEmpty)
+})
+
+/**
+ * A note on an attempt: what a person or agent said when it finished a manual step, or what
+ * recovery decided about it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const AttemptNoted = event("AttemptNoted", {
+  runId: NonEmpty,
+  stepId: NonEmpty,
+  attempt: Schema.Int,
+  note: Text
+})
+
+/**
+ * A person's decision about a dispatched intent whose outcome nobody recorded (the runner died
+ * after starting its effect), given on a terminal and bound by its receipt to the intent.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const IntentSettled = event("IntentSettled", {
+  intentId: NonEmpty,
+  runId: NonEmpty,
+  stepId: NonEmpty,
+  attempt: Schema.Int,
+  outcome: Schema.Literal("Succeeded", "Failed"),
+  receipt: Receipt
+})
+
+/**
  * Every task event, as one union. The store keeps `_tag` as the event type and `version` beside it.
  *
  * @since 0.1.0
@@ -452,7 +526,11 @@ export const Event = Schema.Union(
   CheckpointRecorded,
   LeaseAcquired,
   LeaseTakenOver,
-  LeaseReleased
+  LeaseReleased,
+  CommandExited,
+  BoundaryRecorded,
+  AttemptNoted,
+  IntentSettled
 )
 
 /**
@@ -503,7 +581,11 @@ export const catalogue: Readonly<Record<Event["_tag"], number>> = {
   CheckpointRecorded: 1,
   LeaseAcquired: 1,
   LeaseTakenOver: 1,
-  LeaseReleased: 1
+  LeaseReleased: 1,
+  CommandExited: 1,
+  BoundaryRecorded: 1,
+  AttemptNoted: 1,
+  IntentSettled: 1
 }
 
 /**
@@ -594,7 +676,11 @@ const members: { readonly [K in Event["_tag"]]: Schema.Schema.AnyNoContext } = {
   CheckpointRecorded,
   LeaseAcquired,
   LeaseTakenOver,
-  LeaseReleased
+  LeaseReleased,
+  CommandExited,
+  BoundaryRecorded,
+  AttemptNoted,
+  IntentSettled
 }
 
 // Decoding against the one member named by `_tag` keeps errors about that event only, instead of

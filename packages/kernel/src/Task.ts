@@ -484,6 +484,10 @@ export const evolve = (aggregate: Aggregate, event: Event.Event): Aggregate => {
     case "LeaseAcquired":
     case "LeaseTakenOver":
     case "LeaseReleased":
+    case "CommandExited":
+    case "BoundaryRecorded":
+    case "AttemptNoted":
+    case "IntentSettled":
       // Run-level facts share the stream but not the lifecycle state.
       return task
   }

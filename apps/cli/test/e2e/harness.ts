@@ -451,11 +451,11 @@ export const toSpecReady = async (world: World, goal: string, spec: string = spe
 }
 
 /** A new task driven to PLAN_APPROVED: brief, spec (approved), preflight, plan (approved). */
-export const toPlanApproved = async (world: World, goal: string, spec: string = specText()): Promise<string> => {
+export const toPlanApproved = async (world: World, goal: string, spec: string = specText(), plan: string = planText()): Promise<string> => {
   const taskId = await toSpecReady(world, goal, spec)
   await approveOk(world, taskId, "spec")
   await world.ok(["preflight", taskId])
-  await world.ok(["plan", taskId, "--file", world.file(`${taskId}-plan.yaml`, planText())])
+  await world.ok(["plan", taskId, "--file", world.file(`${taskId}-plan.yaml`, plan)])
   await approveOk(world, taskId, "plan")
   return taskId
 }

@@ -1,0 +1,84 @@
+/**
+ * Starting the runner (`apps/runner`) from the CLI. `ratchet run` does not execute steps itself:
+ * it starts the runner process and, in the foreground, waits for it with the terminal handed over
+ * (its progress, its exit code); with `--detach` the runner gets its own session and a log file
+ * under `$RATCHET_HOME/logs/`, and the CLI returns at once. Either way, no Ratchet process outlives
+ * the run's work.
+ *
+ * @since 0.1.0
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Effect from "effect/Effect"
+import * as Store from "./Store.js"
+
+/**
+ * The runner's bin: `RATCHET_RUNNER_BIN` when set, else the `@ratchet/runner` package's, else the
+ * one beside this checkout's CLI.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const bin = (): string => {
+  const override = process.env["RATCHET_RUNNER_BIN"]
+  if (override !== undefined && override !== "") return override
+  try {
+    return path.join(path.dirname(createRequire(import.meta.url).resolve("@ratchet/runner/package.json")), "bin", "ratchet-runner.mjs")
+  } catch {
+    return path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "runner", "bin", "ratchet-runner.mjs")
+  }
+}
+
+/**
+ * Runs the runner with `args` in the foreground, sharing this terminal; resolves to its exit code
+ * (1 when it could not be started, or died of a signal).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const foreground = (args: ReadonlyArray<string>): Effect.Effect<number> =>
+  Effect.async<number>((resume) => {
+    const child = spawn(process.execPath, [bin(), ...args], { stdio: "inherit" })
+    // Ctrl-C reaches the runner too (same process group); it decides what to do, and this process
+    // waits for it rather than dying first and leaving it without its terminal.
+    const ignore = () => {}
+    process.on("SIGINT", ignore)
+    child.on("error", (error) => {
+      process.off("SIGINT", ignore)
+      process.stderr.write(`error: could not start the runner (${bin()}): ${error.message}\n`)
+      resume(Effect.succeed(1))
+    })
+    child.on("exit", (code, signal) => {
+      process.off("SIGINT", ignore)
+      resume(Effect.succeed(code ?? (signal === "SIGINT" ? 130 : 1)))
+    })
+  })
+
+/**
+ * Starts the runner with `args` in its own session, its output in a new log file; returns its pid
+ * and the log's path without waiting.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const detached = (args: ReadonlyArray<string>, name: string): Effect.Effect<{ readonly pid: number; readonly log: string }, Error> =>
+  Effect.try({
+    try: () => {
+      const logs = path.join(Store.home(), "logs")
+      fs.mkdirSync(logs, { recursive: true, mode: 0o700 })
+      const log = path.join(logs, `${name}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`)
+      const fd = fs.openSync(log, "a", 0o600)
+      try {
+        const child = spawn(process.execPath, [bin(), ...args], { stdio: ["ignore", fd, fd], detached: true })
+        child.unref()
+        if (child.pid === undefined) throw new Error("the runner did not start")
+        return { pid: child.pid, log }
+      } finally {
+        fs.closeSync(fd)
+      }
+    },
+    catch: (error) => (error instanceof Error ? error : new Error(String(error)))
+  })

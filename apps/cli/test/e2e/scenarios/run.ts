@@ -1,0 +1,267 @@
+/**
+ * The runner end to end: `ratchet run` executes an approved plan of real shell steps in `needs`
+ * order to VERIFYING, with every side effect an intent recorded before its command starts; a
+ * failure gets a successor, a repeated failure, a timeout repeated or a path outside the scope
+ * BLOCKS; a manual step stops the run until `ratchet step done`; cancel and pause reach the live
+ * runner from another terminal; resume re-verifies the checkout first.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { type Engine, events, makeWorld, type LogRecord, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
+
+/** A plan file from steps given as YAML fragments. */
+export const planOf = (steps: ReadonlyArray<string>): string => ["steps:", ...steps, ""].join("\n")
+
+/** One command step (indented for {@link planOf}). */
+export const commandStep = (
+  id: string,
+  command: string,
+  extra: { readonly needs?: ReadonlyArray<string>; readonly timeoutSeconds?: number; readonly idempotent?: boolean; readonly probe?: string } = {}
+): string =>
+  [
+    `  - id: ${id}`,
+    `    title: ${JSON.stringify(`Step ${id}`)}`,
+    "    acRefs: [AC-001]",
+    "    run:",
+    `      command: ${JSON.stringify(command)}`,
+    ...(extra.needs === undefined ? [] : [`    needs: [${extra.needs.join(", ")}]`]),
+    ...(extra.timeoutSeconds === undefined ? [] : [`    timeoutSeconds: ${extra.timeoutSeconds}`]),
+    ...(extra.idempotent === undefined ? [] : [`    idempotent: ${extra.idempotent}`]),
+    ...(extra.probe === undefined ? [] : ["    probe:", `      command: ${JSON.stringify(extra.probe)}`])
+  ].join("\n")
+
+/** The event types of a log, in order. */
+export const typesOf = (log: ReadonlyArray<LogRecord>): ReadonlyArray<string> => log.map((record) => record.type)
+
+/** The attempt transitions of a log, as `step#n:from→to`. */
+export const transitionsOf = (log: ReadonlyArray<LogRecord>): ReadonlyArray<string> =>
+  log.filter((r) => r.type === "AttemptTransitioned").map((r) => `${r.event.stepId}#${r.event.attempt}:${r.event.from}→${r.event.to}`)
+
+/** Polls `check` every 100 ms until it holds (or fails the test after `ms`). */
+export const until = async (what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> => {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+const specIn = (allowedScope: ReadonlyArray<string> = ["test/**"]) => specText({ allowedScope })
+
+export const runScenarios = (engine: Engine): void => {
+  afterAll(removeWorlds)
+
+  describe("ratchet run", { concurrent: true, timeout: 240_000 }, () => {
+    it("runs the steps in needs order to VERIFYING, each side effect an intent dispatched before its command and resolved after", async () => {
+      const world = await makeWorld(engine)
+      const plan = planOf([
+        // Declared out of order: `second` needs `first`, so `first` runs first.
+        commandStep("second", "cat test/first.txt > test/second.txt && echo second done", { needs: ["first"] }),
+        commandStep("first", "echo one > test/first.txt && echo first done")
+      ])
+      const taskId = await toPlanApproved(world, "Two steps in order", specIn(), plan)
+      const ran = await world.run(["run", taskId, "--json"])
+      expect(ran.code, ran.stderr).toBe(0)
+      const lines = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
+      const result = lines.at(-1)
+      expect(result).toMatchObject({ type: "result", ok: true, exitCode: 0 })
+      expect(result.outcomes[0]).toMatchObject({ taskId, state: "VERIFYING", stop: "verifying" })
+      expect(lines.filter((l) => l.type === "step").map((l) => [l.stepId, l.index, l.total])).toEqual([["first", 1, 2], ["second", 0, 2]])
+      expect(lines.some((l) => l.type === "output" && l.text.includes("first done"))).toBe(true)
+      expect(fs.readFileSync(path.join(world.repo, "test", "second.txt"), "utf8")).toBe("one\n")
+
+      const log = await events(world, taskId)
+      const types = typesOf(log)
+      // the lease and the run start in one append, with the run-start checkpoint
+      const start = log.find((r) => r.type === "RunStarted")!
+      expect(log.filter((r) => r.lsn === start.lsn || (r.type === "LeaseAcquired" && r.epoch === start.epoch)).length).toBeGreaterThan(0)
+      expect(types.slice(types.indexOf("LeaseAcquired"), types.indexOf("LeaseAcquired") + 3)).toEqual(["LeaseAcquired", "RunStarted", "CheckpointRecorded"])
+      // per step: attempt started, intent dispatched (before the command), exit + resolution, boundary
+      for (const step of ["first", "second"]) {
+        const own = log.filter((r) => r.event.stepId === step || (r.type === "IntentDispatched" && log.some((o) => o.type === "IntentRecorded" && o.event.stepId === step && o.event.intentId === r.event.intentId)))
+        expect(own.map((r) => r.type)).toEqual(["AttemptScheduled", "AttemptTransitioned", "IntentRecorded", "IntentDispatched", "CommandExited", "AttemptTransitioned"])
+        const exited = own.find((r) => r.type === "CommandExited")!
+        expect(exited.event).toMatchObject({ exitCode: 0, timedOut: false, changedPaths: [`test/${step}.txt`] })
+        expect(exited.event.stdoutRef).toMatch(/^sha256:/)
+      }
+      expect(transitionsOf(log)).toEqual(["first#1:Pending→Running", "first#1:Running→Succeeded", "second#1:Pending→Running", "second#1:Running→Succeeded"])
+      expect(types.at(-2)).toBe("VerificationStarted")
+      expect(types.at(-1)).toBe("LeaseReleased")
+      // every event of the run was written under the runner's epoch
+      expect(log.filter((r) => r.lsn > start.lsn && r.type !== "LeaseReleased").every((r) => r.epoch === start.epoch)).toBe(true)
+
+      // the lease is free again, the projection shows the run, and no runner is left
+      const view = await status(world, taskId)
+      expect(view.state).toBe("VERIFYING")
+      expect(view.lease.status).toBe("free")
+      const runMd = fs.readdirSync(path.join(world.repo, ".ratchet", "tasks")).map((dir) => path.join(world.repo, ".ratchet", "tasks", dir, "run.md"))[0]!
+      const report = fs.readFileSync(runMd, "utf8")
+      expect(report).toContain("## first — Step first: Succeeded")
+      expect(report).toContain("test/second.txt")
+    })
+
+    it("a failed attempt gets a successor; the same failure again, or a timeout again, BLOCKS with the fingerprint", async () => {
+      const world = await makeWorld(engine)
+      // flaky: fails once (leaving a flag), then succeeds
+      const flaky = planOf([commandStep("flaky", "if [ -f test/.flag ]; then echo ok; else touch test/.flag; echo 'not yet'; exit 1; fi")])
+      const flakyTask = await toPlanApproved(world, "A flaky step", specIn(), flaky)
+      const ran = await world.run(["run", flakyTask])
+      expect(ran.code, ran.stderr).toBe(0)
+      expect(ran.stderr).toContain("flaky attempt 1: Failed")
+      expect(ran.stderr).toContain("flaky attempt 2: Succeeded")
+      const flakyLog = await events(world, flakyTask)
+      expect(typesOf(flakyLog)).toContain("SuccessorGranted")
+      expect((await status(world, flakyTask)).state).toBe("VERIFYING")
+
+      // the same failure twice: BLOCKED repeated_failure, exit 3
+      const broken = planOf([commandStep("broken", "echo 'boom at line 12'; exit 3")])
+      const brokenTask = await toPlanApproved(world, "A broken step", specIn(), broken)
+      const blocked = await world.run(["run", brokenTask, "--json"])
+      expect(blocked.code).toBe(3)
+      const last = JSON.parse(blocked.stdout.trim().split("\n").at(-1)!)
+      expect(last.outcomes[0]).toMatchObject({ state: "BLOCKED", stop: "blocked", blocker: { category: "repeated_failure" } })
+      const brokenLog = await events(world, brokenTask)
+      const failures = brokenLog.filter((r) => r.type === "AttemptFailed").map((r) => r.event.fingerprint)
+      expect(failures).toHaveLength(2)
+      expect(failures[0]).toBe(failures[1])
+      expect(failures[0]).toMatch(/^fp:exit:3:/)
+
+      // a timeout: TimedOut, twice the same → BLOCKED
+      const slow = planOf([commandStep("slow", "sleep 20", { timeoutSeconds: 1 })])
+      const slowTask = await toPlanApproved(world, "A slow step", specIn(), slow)
+      const timed = await world.run(["run", slowTask])
+      expect(timed.code).toBe(3)
+      const slowLog = await events(world, slowTask)
+      expect(transitionsOf(slowLog)).toEqual(["slow#1:Pending→Running", "slow#1:Running→TimedOut", "slow#2:Pending→Running", "slow#2:Running→TimedOut"])
+      expect(slowLog.filter((r) => r.type === "CommandExited").every((r) => r.event.timedOut === true)).toBe(true)
+      expect((await status(world, slowTask)).state).toBe("BLOCKED")
+    })
+
+    it("a path changed outside the scope BLOCKS, naming it", async () => {
+      const world = await makeWorld(engine)
+      const plan = planOf([commandStep("drift", "echo changed >> README.md && echo ok > test/ok.txt")])
+      const taskId = await toPlanApproved(world, "A step that drifts", specIn(["test/**"]), plan)
+      const ran = await world.run(["run", taskId, "--json"])
+      expect(ran.code).toBe(3)
+      const view = await status(world, taskId)
+      expect(view.state).toBe("BLOCKED")
+      const log = await events(world, taskId)
+      const blocked = log.find((r) => r.type === "TaskBlocked")!
+      expect(blocked.event.blocker.category).toBe("scope_violation")
+      expect(blocked.event.blocker.lastEvidence).toEqual(["README.md"])
+      expect(blocked.event.blocker.requiredAction).toContain("README.md (outside allowedScope)")
+    })
+
+    it("a manual step stops the run until its worker says it is done", async () => {
+      const world = await makeWorld(engine)
+      const plan = planOf([
+        commandStep("prepare", "echo ready > test/ready.txt"),
+        ["  - id: review", "    title: Review the change", "    acRefs: [AC-001]", "    needs: [prepare]", "    manual:", "      instructions: Read test/ready.txt and approve it"].join("\n"),
+        commandStep("finish", "echo finished > test/finished.txt", { needs: ["review"] })
+      ])
+      const taskId = await toPlanApproved(world, "A manual step", specIn(), plan)
+      const first = await world.run(["run", taskId, "--json"])
+      expect(first.code, first.stderr).toBe(0)
+      const outcome = JSON.parse(first.stdout.trim().split("\n").at(-1)!).outcomes[0]
+      expect(outcome).toMatchObject({ stop: "awaiting_worker", state: "RUNNING", awaiting: { stepId: "review", attempt: 1 } })
+      expect(outcome.awaiting.instructions).toBe("Read test/ready.txt and approve it")
+      // a second run does not recover the awaiting attempt away
+      const again = await world.run(["run", taskId, "--json"])
+      expect(JSON.parse(again.stdout.trim().split("\n").at(-1)!).outcomes[0].stop).toBe("awaiting_worker")
+      // a command step cannot be marked done by a person; an unknown step is named
+      expect((await world.run(["step", "done", taskId, "prepare", "--json"])).code).toBe(2)
+      const unknown = await world.run(["step", "done", taskId, "nope", "--json"])
+      expect(unknown.code).toBe(2)
+      expect(unknown.json.error.message).toContain("prepare, review, finish")
+      const done = await world.run(["step", "done", taskId, "review", "--note", "looked fine", "--json"])
+      expect(done.code, done.stderr).toBe(0)
+      const finished = await world.run(["run", taskId])
+      expect(finished.code, finished.stderr).toBe(0)
+      expect((await status(world, taskId)).state).toBe("VERIFYING")
+      const log = await events(world, taskId)
+      expect(log.find((r) => r.type === "AttemptNoted")?.event).toMatchObject({ stepId: "review", note: "looked fine" })
+    })
+
+    it("cancel from another terminal kills the step's process group; the attempt is Indeterminate (its intent was dispatched)", async () => {
+      const world = await makeWorld(engine)
+      const plan = planOf([commandStep("long", "echo started > test/started.txt; sleep 30; echo never > test/never.txt")])
+      const taskId = await toPlanApproved(world, "A long step", specIn(), plan)
+      const running = world.run(["run", taskId])
+      await until("the step to start", async () => fs.existsSync(path.join(world.repo, "test", "started.txt")))
+      const cancelled = await world.run(["cancel", taskId, "--reason", "not needed any more", "--json"])
+      expect(cancelled.code, cancelled.stderr).toBe(0)
+      expect(cancelled.json).toMatchObject({ state: "CANCELLED", requested: true, acknowledged: true })
+      const ran = await running
+      expect(ran.code).toBe(0)
+      expect(fs.existsSync(path.join(world.repo, "test", "never.txt"))).toBe(false)
+      const log = await events(world, taskId)
+      expect(transitionsOf(log)).toEqual(["long#1:Pending→Running", "long#1:Running→Indeterminate"])
+      const cancel = log.find((r) => r.type === "TaskCancelled")!
+      expect(cancel.event).toMatchObject({ from: "RUNNING", reason: "not needed any more" })
+      expect(cancel.actor.kind).toBe("user")
+      // the cancel released the lease in the same append
+      expect(log.filter((r) => r.lsn === cancel.lsn).length).toBe(1)
+      expect(typesOf(log).at(-1)).toBe("LeaseReleased")
+      expect((await status(world, taskId)).lease.status).toBe("free")
+    })
+
+    it("pause stops at the next step boundary; resume continues only on the checkout it paused on", async () => {
+      const world = await makeWorld(engine)
+      const plan = planOf([
+        commandStep("one", "echo go > test/one.txt; sleep 2"),
+        commandStep("two", "echo two > test/two.txt", { needs: ["one"] })
+      ])
+      const taskId = await toPlanApproved(world, "Pause between steps", specIn(), plan)
+      const running = world.run(["run", taskId])
+      await until("step one to start", async () => fs.existsSync(path.join(world.repo, "test", "one.txt")))
+      const paused = await world.run(["pause", taskId, "--reason", "lunch", "--json"])
+      expect(paused.code, paused.stderr).toBe(0)
+      expect((await running).code).toBe(0)
+      await until("the pause", async () => (await status(world, taskId)).state === "PAUSED")
+      expect(fs.existsSync(path.join(world.repo, "test", "two.txt"))).toBe(false)
+      const log = await events(world, taskId)
+      const boundary = log.filter((r) => r.type === "BoundaryRecorded").at(-1)!
+      expect(boundary.event.nextStep).toBe("two")
+
+      // the checkout changes while paused: resume blocks, naming the change
+      fs.writeFileSync(path.join(world.repo, "test", "meanwhile.txt"), "edited by hand\n")
+      const resumed = await world.run(["resume", taskId, "--json"])
+      expect(resumed.code, resumed.stderr).toBe(0)
+      expect(resumed.json.state).toBe("BLOCKED")
+      expect((await status(world, taskId)).blockers[0].requiredAction).toContain("newly changed: test/meanwhile.txt")
+
+      // accepting the change goes on from the recorded next step
+      const unblocked = await world.run(["unblock", taskId, "--to", "RUNNING", "--resolution", "the edit is wanted"])
+      expect(unblocked.code, unblocked.stderr).toBe(0)
+      const finished = await world.run(["run", taskId])
+      expect(finished.code, finished.stderr).toBe(0)
+      expect((await status(world, taskId)).state).toBe("VERIFYING")
+      expect(transitionsOf(await events(world, taskId))).toEqual(["one#1:Pending→Running", "one#1:Running→Succeeded", "two#1:Pending→Running", "two#1:Running→Succeeded"])
+    })
+
+    it("refuses what it cannot run, with the reason and the next step", async () => {
+      const world = await makeWorld(engine)
+      const taskId = await toPlanApproved(world, "Refusals")
+      const both = await world.run(["run", taskId, "--any", "--json"])
+      expect(both.code).toBe(2)
+      const neither = await world.run(["run", "--json"])
+      expect(neither.code).toBe(2)
+      const unknown = await world.run(["run", "t-00000000", "--json"])
+      expect(unknown.code).toBe(2)
+      const expired = await world.run(["run", taskId, "--takeover-expired", "--json"])
+      expect(expired.code).toBe(2)
+      expect(expired.json.error.message).toContain("--any")
+      const bad = await world.run(["run", taskId], { env: { RATCHET_FAULT: "somewhere" } })
+      expect(bad.code).toBe(2)
+      expect(bad.stderr).toContain("not a fault point")
+      // a task that is not yet approved
+      const created = await world.ok(["task", "create", "--goal", "Not approved", "--json"])
+      const early = await world.run(["run", created.json.taskId, "--json"])
+      expect(early.code).toBe(2)
+      expect(JSON.parse(early.stdout.trim().split("\n").at(-1)!).error.message).toContain("PLAN_APPROVED or RUNNING")
+      void ({} as World)
+    })
+  })
+}

@@ -1,0 +1,208 @@
+/**
+ * The runner process: `ratchet-runner <task> [--takeover]` runs one task's approved plan until it
+ * has no work the runner can do by itself; `ratchet-runner --any [--takeover-expired]` keeps taking
+ * the project's runnable tasks whose lease is free (or expired) until none is left. It prints
+ * progress (NDJSON with `--json`, ending with one `result` line) and exits: 0 when the run reached
+ * VERIFYING, a manual step, a pause or a cancel; 3 when the task is BLOCKED; 4 when another writer
+ * holds the lease; 2 for invalid input; 1 for anything unexpected. No daemon is left behind.
+ *
+ * `RATCHET_FAULT=<point>` (a test facility) makes the runner kill itself with SIGKILL at that
+ * durable boundary; see `Runner.faultPoints`.
+ *
+ * @since 0.1.0
+ */
+import * as os from "node:os"
+import { parseArgs } from "node:util"
+import * as ControllerError from "@ratchet/controller/ControllerError"
+import * as Runner from "@ratchet/controller/Runner"
+import * as RunRequest from "@ratchet/controller/RunRequest"
+import * as Workspace from "@ratchet/controller/Workspace"
+import type * as Event from "@ratchet/kernel/Event"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Progress from "./Progress.js"
+import * as Wiring from "./Wiring.js"
+
+const exitCodeOf: Record<ControllerError.ExitClass, number> = { unexpected: 1, invalid: 2, hold: 3, conflict: 4 }
+
+const usage = "Usage: ratchet-runner <task> [--takeover] [--json] [-C <dir>]\n       ratchet-runner --any [--takeover-expired] [--json] [-C <dir>]"
+
+/** The fault point named by `RATCHET_FAULT`, or an error message when it names none. */
+const faultPoint = (): Runner.FaultPoint | null | string => {
+  const raw = process.env["RATCHET_FAULT"]
+  if (raw === undefined || raw === "") return null
+  return (Runner.faultPoints as ReadonlyArray<string>).includes(raw)
+    ? (raw as Runner.FaultPoint)
+    : `RATCHET_FAULT=${JSON.stringify(raw.slice(0, 60))} is not a fault point; use one of ${Runner.faultPoints.join(", ")}, or unset it.`
+}
+
+const runnerActor = (): Event.Actor => ({ kind: "runner", id: `runner@${os.hostname().slice(0, 100) || "host"}:${process.pid}` })
+
+/** Who asks for a pause with Ctrl-C: the person at this terminal. */
+const interrupter = (): Event.Actor => {
+  let login = "unknown"
+  try {
+    login = os.userInfo().username || "unknown"
+  } catch {
+    login = `uid-${process.getuid?.() ?? "unknown"}`
+  }
+  return { kind: "user", id: login }
+}
+
+const errorJson = (error: unknown): Record<string, unknown> => {
+  if (typeof error === "object" && error !== null) {
+    const fields: Record<string, unknown> = {}
+    for (const [key, value] of Object.entries(error)) if (key !== "stack" && key !== "cause") fields[key] = value
+    return { ...fields, _tag: (error as { _tag?: unknown })._tag ?? "Error", message: (error as { message?: unknown }).message }
+  }
+  return { _tag: "Error", message: String(error) }
+}
+
+const exitOf = (outcome: Runner.Outcome): number => (outcome.stop === "blocked" ? 3 : 0)
+
+/**
+ * Runs the runner with `argv`; resolves to the exit code.
+ *
+ * @since 0.1.0
+ * @category main
+ */
+export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
+  const json = argv.includes("--json")
+  const say = (text: string) => process.stderr.write(`${text}\n`)
+  const failWith = (code: number, error: unknown): number => {
+    if (json) process.stdout.write(`${JSON.stringify({ type: "result", ok: false, exitCode: code, error: errorJson(error) })}\n`)
+    else say(`error: ${String((error as { message?: unknown }).message ?? error)}`)
+    return code
+  }
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        any: { type: "boolean" },
+        takeover: { type: "boolean" },
+        "takeover-expired": { type: "boolean" },
+        json: { type: "boolean" },
+        cwd: { type: "string", short: "C" },
+        help: { type: "boolean", short: "h" }
+      }
+    })
+  } catch (error) {
+    return failWith(2, { _tag: "UsageError", message: `${error instanceof Error ? error.message : String(error)}\n${usage}` })
+  }
+  if (parsed.values.help === true) {
+    process.stdout.write(`${usage}\n\nRuns an approved plan's steps; see \`ratchet run --help\`.\n`)
+    return 0
+  }
+  const any = parsed.values.any === true
+  const taskId = parsed.positionals[0]
+  if ((any && taskId !== undefined) || (!any && taskId === undefined) || parsed.positionals.length > 1) {
+    return failWith(2, { _tag: "UsageError", message: `give one task, or --any.\n${usage}` })
+  }
+  if (any && parsed.values.takeover === true) {
+    return failWith(2, { _tag: "UsageError", message: `--takeover names one task's lease; with --any use --takeover-expired.\n${usage}` })
+  }
+  const fault = faultPoint()
+  if (typeof fault === "string") return failWith(2, { _tag: "UsageError", message: fault })
+  const home = Wiring.home()
+  const sink = json ? Progress.ndjson(process.stdout) : Progress.human(process.stderr, process.stderr.isTTY === true && process.env["NO_COLOR"] === undefined)
+  const actor = runnerActor()
+
+  // Ctrl-C asks for a pause at the next step boundary; a second one stops at once (recovery then
+  // deals with what was left open, after the lease's grace).
+  const running = new Set<string>()
+  let interrupts = 0
+  const onInterrupt = () => {
+    interrupts += 1
+    if (interrupts > 1) process.exit(130)
+    say("pausing after the current step; press Ctrl-C again to stop now")
+    for (const id of running) {
+      RunRequest.write(home, id, { kind: "pause", reason: "interrupted from the terminal (Ctrl-C)", actor: interrupter(), at: Date.now() })
+    }
+  }
+  process.on("SIGINT", onInterrupt)
+  process.on("SIGTERM", onInterrupt)
+
+  const options = (id: string, takeover: boolean): Runner.Options => ({
+    taskId: id,
+    takeover,
+    actor,
+    home,
+    onProgress: sink.progress,
+    fault: (point) => {
+      if (point === fault) process.kill(process.pid, "SIGKILL")
+    }
+  })
+
+  const one = (id: string, takeover: boolean) =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => running.add(id)),
+      () => Runner.run(options(id, takeover)),
+      () => Effect.sync(() => running.delete(id))
+    )
+
+  const cwd = parsed.values.cwd ?? process.cwd()
+  const program = Effect.flatMap(Workspace.make.locate(cwd), (project) => {
+    const single = any ? null : (taskId as string)
+    const work = single !== null
+      ? Effect.map(one(single, parsed.values.takeover === true), (outcome) => [outcome])
+      : Effect.gen(function*() {
+        const outcomes: Array<Runner.Outcome> = []
+        // Tasks this runner finished with (they wait for a person now) and tasks another runner
+        // won first (tried again after a wait).
+        const settled = new Set<string>()
+        const busy = new Set<string>()
+        while (interrupts === 0) {
+          const { ready, held } = yield* Runner.runnable(parsed.values["takeover-expired"] === true)
+          const next = ready.find((entry) => !settled.has(entry.taskId) && !busy.has(entry.taskId))
+          if (next === undefined) {
+            // Another runner's lease may expire (its runner died): wait for it when asked to take
+            // expired leases over; otherwise there is nothing left for this runner.
+            if (parsed.values["takeover-expired"] === true && held + busy.size > 0) {
+              yield* Effect.sleep(Duration.millis(250))
+              busy.clear()
+              continue
+            }
+            break
+          }
+          const result = yield* Effect.either(one(next.taskId, next.takeover))
+          if (result._tag === "Right") {
+            outcomes.push(result.right)
+            settled.add(next.taskId)
+          } else if (Runner.isBusy(result.left)) {
+            busy.add(next.taskId)
+          } else {
+            return yield* Effect.fail(result.left)
+          }
+        }
+        return outcomes
+      })
+    return Effect.provide(work, Wiring.services(project))
+  })
+
+  const exit = await Effect.runPromiseExit(program)
+  process.off("SIGINT", onInterrupt)
+  process.off("SIGTERM", onInterrupt)
+  if (Exit.isSuccess(exit)) {
+    const outcomes = exit.value
+    const code = outcomes.reduce((worst, outcome) => Math.max(worst, exitOf(outcome)), 0)
+    if (json) {
+      process.stdout.write(`${JSON.stringify({ type: "result", ok: code === 0, exitCode: code, outcomes })}\n`)
+    } else if (outcomes.length === 0) {
+      say("No runnable task: nothing is PLAN_APPROVED or RUNNING with a free lease.")
+    } else {
+      for (const outcome of outcomes) say(`${outcome.taskId}: ${outcome.state} — ${outcome.message}`)
+    }
+    return code
+  }
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure)) return failWith(exitCodeOf[ControllerError.exitClassOf(failure.value)], failure.value)
+  const defect = Cause.squash(exit.cause)
+  if (argv.includes("--verbose")) say(Cause.pretty(exit.cause))
+  return failWith(1, { _tag: "UnexpectedError", message: `unexpected: ${defect instanceof Error ? defect.message : String(defect)}` })
+}

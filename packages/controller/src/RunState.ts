@@ -1,0 +1,243 @@
+/**
+ * Where a run stands, from its attempts and intents: which steps are done, which one runs next,
+ * what recovery does with an attempt a dead runner left open, and the fingerprint of a failure.
+ * Pure functions over read-model rows, so the runner and `ratchet status` agree and the recovery
+ * table in the docs is one function.
+ *
+ * Recovery, for an attempt left open (Pending or Running) when its runner died:
+ *
+ * | the attempt's intents | the step declares | recovery |
+ * |---|---|---|
+ * | none dispatched | — | cancel it cleanly (nothing external happened); a successor runs |
+ * | one dispatched, unresolved | `probe` | run the probe: exit 0 → resolved Succeeded; exit 1 → resolved Failed, successor; else unknown (as below) |
+ * | one dispatched, unresolved | `idempotent: true` | close it as superseded; a successor re-runs the step |
+ * | one dispatched, unresolved | neither | Indeterminate; the task BLOCKS until a person settles it (`ratchet unblock --resolve`) |
+ *
+ * A manual step's open attempt is not recovered: it awaits its worker.
+ *
+ * @since 0.1.0
+ */
+import type * as Attempt from "@ratchet/kernel/Attempt"
+import * as Digest from "@ratchet/kernel/Digest"
+import type * as Plan from "@ratchet/kernel/Plan"
+
+/**
+ * An attempt as the run sees it (a read-model row of the current run).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AttemptInfo {
+  readonly stepId: string
+  readonly attempt: number
+  readonly state: Attempt.State
+}
+
+/**
+ * An intent as the run sees it. `settled` marks a resolution a person gave on a terminal.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface IntentInfo {
+  readonly intentId: string
+  readonly stepId: string
+  readonly attempt: number
+  readonly state: "Pending" | "Dispatched" | "Resolved" | "Abandoned"
+  readonly outcome: "Succeeded" | "Failed" | null
+}
+
+/**
+ * A step's standing in the run.
+ *
+ * - `NotStarted`: no attempt yet.
+ * - `Open`: its latest attempt is Pending or Running.
+ * - `Done`: its latest attempt Succeeded, or was Indeterminate and a person settled it as succeeded.
+ * - `Unsettled`: its latest attempt is Indeterminate with a dispatched intent nobody resolved.
+ * - `Retry`: its latest attempt ended without success; a successor is due (within the budget).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StepStatus =
+  | { readonly _tag: "NotStarted" }
+  | { readonly _tag: "Open"; readonly attempt: number; readonly state: Attempt.State }
+  | { readonly _tag: "Done"; readonly attempt: number }
+  | { readonly _tag: "Unsettled"; readonly attempt: number; readonly intentId: string }
+  | { readonly _tag: "Retry"; readonly attempt: number; readonly state: Attempt.State }
+
+const intentsOf = (intents: ReadonlyArray<IntentInfo>, stepId: string, attempt: number) =>
+  intents.filter((intent) => intent.stepId === stepId && intent.attempt === attempt)
+
+/**
+ * The standing of one step.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const statusOf = (
+  stepId: string,
+  attempts: ReadonlyArray<AttemptInfo>,
+  intents: ReadonlyArray<IntentInfo>
+): StepStatus => {
+  let latest: AttemptInfo | undefined
+  for (const attempt of attempts) {
+    if (attempt.stepId === stepId && (latest === undefined || attempt.attempt > latest.attempt)) latest = attempt
+  }
+  if (latest === undefined) return { _tag: "NotStarted" }
+  switch (latest.state) {
+    case "Pending":
+    case "Running":
+      return { _tag: "Open", attempt: latest.attempt, state: latest.state }
+    case "Succeeded":
+      return { _tag: "Done", attempt: latest.attempt }
+    case "Indeterminate": {
+      const own = intentsOf(intents, stepId, latest.attempt)
+      const unresolved = own.find((intent) => intent.state === "Dispatched")
+      if (unresolved !== undefined) return { _tag: "Unsettled", attempt: latest.attempt, intentId: unresolved.intentId }
+      const succeeded = own.length > 0 && own.every((intent) => intent.state !== "Resolved" || intent.outcome === "Succeeded") &&
+        own.some((intent) => intent.state === "Resolved")
+      return succeeded ? { _tag: "Done", attempt: latest.attempt } : { _tag: "Retry", attempt: latest.attempt, state: latest.state }
+    }
+    case "Failed":
+    case "Cancelled":
+    case "TimedOut":
+      return { _tag: "Retry", attempt: latest.attempt, state: latest.state }
+  }
+}
+
+/**
+ * Every step's standing, in plan order.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const statuses = (
+  plan: Plan.Plan,
+  attempts: ReadonlyArray<AttemptInfo>,
+  intents: ReadonlyArray<IntentInfo>
+): ReadonlyArray<{ readonly step: Plan.Step; readonly status: StepStatus }> =>
+  plan.steps.map((step) => ({ step, status: statusOf(step.id, attempts, intents) }))
+
+/**
+ * What the run does next: the first step in plan order that is not done and whose `needs` are
+ * all done, or `AllDone` when every step is done.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const next = (
+  plan: Plan.Plan,
+  attempts: ReadonlyArray<AttemptInfo>,
+  intents: ReadonlyArray<IntentInfo>
+):
+  | { readonly _tag: "AllDone" }
+  | { readonly _tag: "Step"; readonly step: Plan.Step; readonly status: StepStatus; readonly index: number } =>
+{
+  const all = statuses(plan, attempts, intents)
+  const done = new Set(all.filter((entry) => entry.status._tag === "Done").map((entry) => entry.step.id))
+  const index = all.findIndex((entry) =>
+    entry.status._tag !== "Done" && (entry.step.needs ?? []).every((need) => done.has(need))
+  )
+  const found = all[index]
+  // A valid plan is acyclic, so some step that is not done has all its needs done.
+  return found === undefined ? { _tag: "AllDone" } : { _tag: "Step", step: found.step, status: found.status, index }
+}
+
+/**
+ * The steps that are not done, by id (what verification entry must see empty).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const pendingSteps = (
+  plan: Plan.Plan,
+  attempts: ReadonlyArray<AttemptInfo>,
+  intents: ReadonlyArray<IntentInfo>
+): ReadonlyArray<string> =>
+  statuses(plan, attempts, intents).flatMap((entry) => (entry.status._tag === "Done" ? [] : [entry.step.id]))
+
+/**
+ * What recovery does with an open attempt that a dead runner left behind.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Recovery =
+  | { readonly _tag: "AwaitWorker" }
+  | { readonly _tag: "CancelClean" }
+  | { readonly _tag: "Probe"; readonly command: string; readonly intentId: string }
+  | { readonly _tag: "Rerun"; readonly intentId: string }
+  | { readonly _tag: "Indeterminate"; readonly intentId: string }
+
+/**
+ * The recovery of `step`'s open attempt, given that attempt's intents (see the module's table).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const recoveryOf = (step: Plan.Step, intents: ReadonlyArray<IntentInfo>): Recovery => {
+  if (step.manual !== undefined) return { _tag: "AwaitWorker" }
+  const dispatched = intents.find((intent) => intent.state === "Dispatched")
+  if (dispatched === undefined) return { _tag: "CancelClean" }
+  if (step.probe !== undefined) return { _tag: "Probe", command: step.probe.command, intentId: dispatched.intentId }
+  if (step.idempotent === true) return { _tag: "Rerun", intentId: dispatched.intentId }
+  return { _tag: "Indeterminate", intentId: dispatched.intentId }
+}
+
+/**
+ * What a probe's exit status says about the effect: 0 it happened, 1 it did not, anything else
+ * (including a probe that could not run or timed out) is unknown.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const probeVerdict = (exitCode: number | null): "happened" | "not_happened" | "unknown" =>
+  exitCode === 0 ? "happened" : exitCode === 1 ? "not_happened" : "unknown"
+
+/** ANSI escape sequences, which differ between a terminal run and a piped one. */
+// eslint-disable-next-line no-control-regex
+const ansi = /\u001b\[[0-9;?]*[ -/]*[@-~]/g
+
+/**
+ * The output tail normalised so that the same failure twice reads the same: colour codes gone,
+ * hex ids, numbers (times, pids, line numbers) and temporary paths replaced by placeholders,
+ * whitespace collapsed, the last `lines` non-empty lines kept.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const normaliseTail = (output: string, lines = 20): string =>
+  output
+    .replace(ansi, "")
+    .split(/\r?\n/)
+    .map((line) =>
+      line
+        .replace(/\/tmp\/[^\s'"]*/g, "<tmp>")
+        .replace(/\b[0-9a-f]{7,}\b/gi, "<hex>")
+        .replace(/\d+(\.\d+)?/g, "<n>")
+        .replace(/\s+/g, " ")
+        .trim()
+    )
+    .filter((line) => line.length > 0)
+    .slice(-lines)
+    .join("\n")
+
+/**
+ * A failure's fingerprint: the step, how it ended (exit code, signal or timeout) and the
+ * normalised tail of its output, hashed. Equal fingerprints mean the same failure again.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fingerprint = (input: {
+  readonly stepId: string
+  readonly exitCode: number | null
+  readonly signal: string | null
+  readonly timedOut: boolean
+  readonly output: string
+}): string => {
+  const ending = input.timedOut ? "timeout" : input.exitCode !== null ? `exit:${input.exitCode}` : `signal:${input.signal ?? "unknown"}`
+  const digest = Digest.ofCanonical(`${input.stepId}\n${ending}\n${normaliseTail(input.output)}`)
+  return `fp:${ending}:${digest.slice("sha256:".length, "sha256:".length + 16)}`
+}

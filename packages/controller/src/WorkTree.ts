@@ -1,0 +1,154 @@
+/**
+ * The work tree as a run sees it: the commit checked out and every dirty path with a hash of its
+ * contents. Two observations give the paths a step changed (committed, staged, edited, created or
+ * deleted — an edit of a file that was already dirty included), and one observation is what a
+ * pause records and a resume compares. Git is only read (optional locks off), and `.ratchet/` is
+ * left out: Ratchet rewrites its projections there at every step boundary.
+ *
+ * @since 0.1.0
+ */
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Digest from "@ratchet/kernel/Digest"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { gitEnvironment } from "./internal/gitEnvironment.js"
+import * as Preflight from "./Preflight.js"
+import * as Scope from "./Scope.js"
+
+/**
+ * Git could not be read.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class WorkTreeError extends Schema.TaggedError<WorkTreeError>()("@ratchet/controller/WorkTreeError", {
+  root: Schema.String,
+  operation: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Cannot ${this.operation} in ${this.root}: ${this.reason}. Check that git works in this checkout (git status), then run the command again.`
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Observation {
+  readonly head: string | null
+  /** Dirty path → a hash of its contents (`deleted` for a deleted file), sorted by path. */
+  readonly dirty: ReadonlyMap<string, string>
+}
+
+const maxOutput = 64 * 1024 * 1024
+
+const git = (root: string, args: ReadonlyArray<string>, input?: string): Effect.Effect<{ readonly code: number; readonly stdout: string }, WorkTreeError> =>
+  Effect.async((resume) => {
+    const child = execFile(
+      "git",
+      ["--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "core.quotepath=false", ...args],
+      { cwd: root, env: gitEnvironment(), maxBuffer: maxOutput, timeout: 120_000, killSignal: "SIGKILL", encoding: "utf8" },
+      (error, stdout, stderr) => {
+        if (error === null) return resume(Effect.succeed({ code: 0, stdout }))
+        const code = (error as { code?: unknown }).code
+        if (typeof code === "number") return resume(Effect.succeed({ code, stdout: `${stdout}\u0000${stderr}` }))
+        resume(Effect.fail(new WorkTreeError({ root, operation: `run git ${args[0] ?? ""}`, reason: error.message })))
+      }
+    )
+    if (input !== undefined) child.stdin?.end(input)
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
+
+const checked = (root: string, args: ReadonlyArray<string>, input?: string) =>
+  Effect.flatMap(git(root, args, input), (result) =>
+    result.code === 0
+      ? Effect.succeed(result.stdout)
+      : Effect.fail(new WorkTreeError({ root, operation: `run git ${args.join(" ")}`, reason: `git exited with ${result.code}` })))
+
+/**
+ * The commit checked out (null before the first commit) and the dirty paths with content hashes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const observe = (root: string): Effect.Effect<Observation, WorkTreeError> =>
+  Effect.gen(function*() {
+    const headResult = yield* git(root, ["rev-parse", "--verify", "--quiet", "HEAD"])
+    const head = headResult.code === 0 ? headResult.stdout.trim() || null : null
+    const status = yield* checked(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=no"])
+    const paths = Preflight.parseStatus(status).filter((path) => !Scope.isRatchetPath(path))
+    const sorted = [...new Set(paths)].sort()
+    const dirty = new Map<string, string>()
+    if (sorted.length === 0) return { head, dirty }
+    // `hash-object` fails on a path that no longer exists: hash the ones that do, mark the rest.
+    const existing = sorted.filter((entry) => {
+      try {
+        const stat = fs.lstatSync(path.join(root, entry))
+        return stat.isFile() || stat.isSymbolicLink()
+      } catch {
+        return false
+      }
+    })
+    const hashes = existing.length === 0 ? [] : (yield* checked(root, ["hash-object", "--no-filters", "--stdin-paths"], `${existing.join("\n")}\n`)).trim().split("\n")
+    const hashOf = new Map(existing.map((path, i) => [path, hashes[i] ?? "unknown"]))
+    for (const path of sorted) dirty.set(path, hashOf.get(path) ?? "deleted")
+    return { head, dirty }
+  })
+
+/**
+ * The paths that differ between two observations: changed by commits in between, or dirty with
+ * different contents (or dirty in one and not the other), sorted.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const changedBetween = (root: string, before: Observation, after: Observation): Effect.Effect<ReadonlyArray<string>, WorkTreeError> =>
+  Effect.gen(function*() {
+    const changed = new Set<string>()
+    for (const [path, hash] of after.dirty) if (before.dirty.get(path) !== hash) changed.add(path)
+    for (const path of before.dirty.keys()) if (!after.dirty.has(path)) changed.add(path)
+    if (before.head !== after.head && after.head !== null) {
+      const args = before.head === null
+        ? ["ls-tree", "-r", "-z", "--name-only", after.head]
+        : ["diff", "--name-only", "-z", "--no-renames", before.head, after.head]
+      for (const path of (yield* checked(root, args)).split("\u0000")) {
+        if (path !== "" && !Scope.isRatchetPath(path)) changed.add(path)
+      }
+    }
+    return [...changed].sort()
+  })
+
+/**
+ * A digest of the dirty paths and their contents: equal digests mean the same uncommitted work.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const dirtyDigest = (observation: Observation): string =>
+  Digest.ofCanonical(JSON.stringify([...observation.dirty.entries()]))
+
+/**
+ * What differs between a recorded boundary and the work tree now, as sentences (empty when
+ * nothing does).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const differences = (
+  recorded: { readonly head: string | null; readonly dirtyPaths: ReadonlyArray<string>; readonly dirtyDigest: string },
+  now: Observation
+): ReadonlyArray<string> => {
+  const found: Array<string> = []
+  if (recorded.head !== now.head) found.push(`HEAD moved from ${recorded.head ?? "(no commit)"} to ${now.head ?? "(no commit)"}`)
+  const was = new Set(recorded.dirtyPaths)
+  const is = [...now.dirty.keys()]
+  const added = is.filter((path) => !was.has(path))
+  const cleaned = recorded.dirtyPaths.filter((path) => !now.dirty.has(path))
+  if (added.length > 0) found.push(`newly changed: ${added.slice(0, 20).join(", ")}${added.length > 20 ? ", …" : ""}`)
+  if (cleaned.length > 0) found.push(`no longer changed: ${cleaned.slice(0, 20).join(", ")}${cleaned.length > 20 ? ", …" : ""}`)
+  if (found.length === 0 && recorded.dirtyDigest !== dirtyDigest(now)) found.push("the contents of uncommitted files changed")
+  return found
+}

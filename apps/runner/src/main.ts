@@ -30,13 +30,13 @@ const exitCodeOf: Record<ControllerError.ExitClass, number> = { unexpected: 1, i
 
 const usage = "Usage: ratchet-runner <task> [--takeover] [--json] [-C <dir>]\n       ratchet-runner --any [--takeover-expired] [--json] [-C <dir>]"
 
-/** The fault point named by `RATCHET_FAULT`, or an error message when it names none. */
-const faultPoint = (): Runner.FaultPoint | null | string => {
+/** The fault point named by `RATCHET_FAULT` (null when unset), or why it names none. */
+const faultPoint = (): { readonly point: Runner.FaultPoint | null } | { readonly invalid: string } => {
   const raw = process.env["RATCHET_FAULT"]
-  if (raw === undefined || raw === "") return null
+  if (raw === undefined || raw === "") return { point: null }
   return (Runner.faultPoints as ReadonlyArray<string>).includes(raw)
-    ? (raw as Runner.FaultPoint)
-    : `RATCHET_FAULT=${JSON.stringify(raw.slice(0, 60))} is not a fault point; use one of ${Runner.faultPoints.join(", ")}, or unset it.`
+    ? { point: raw as Runner.FaultPoint }
+    : { invalid: `RATCHET_FAULT=${JSON.stringify(raw.slice(0, 60))} is not a fault point; use one of ${Runner.faultPoints.join(", ")}, or unset it.` }
 }
 
 const runnerActor = (): Event.Actor => ({ kind: "runner", id: `runner@${os.hostname().slice(0, 100) || "host"}:${process.pid}` })
@@ -107,8 +107,9 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   if (any && parsed.values.takeover === true) {
     return failWith(2, { _tag: "UsageError", message: `--takeover names one task's lease; with --any use --takeover-expired.\n${usage}` })
   }
-  const fault = faultPoint()
-  if (typeof fault === "string") return failWith(2, { _tag: "UsageError", message: fault })
+  const faultSetting = faultPoint()
+  if ("invalid" in faultSetting) return failWith(2, { _tag: "UsageError", message: faultSetting.invalid })
+  const fault = faultSetting.point
   const home = Wiring.home()
   const sink = json ? Progress.ndjson(process.stdout) : Progress.human(process.stderr, process.stderr.isTTY === true && process.env["NO_COLOR"] === undefined)
   const actor = runnerActor()

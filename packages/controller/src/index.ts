@@ -26,6 +26,20 @@ export * as Projection from "./Projection.js"
 /** @since 0.1.0 */
 export * as Stats from "./Stats.js"
 /** @since 0.1.0 */
+export * as Runner from "./Runner.js"
+/** @since 0.1.0 */
+export * as RunReport from "./RunReport.js"
+/** @since 0.1.0 */
+export * as RunRequest from "./RunRequest.js"
+/** @since 0.1.0 */
+export * as RunState from "./RunState.js"
+/** @since 0.1.0 */
+export * as Scope from "./Scope.js"
+/** @since 0.1.0 */
+export * as StepProcess from "./StepProcess.js"
+/** @since 0.1.0 */
 export * as TaskView from "./TaskView.js"
 /** @since 0.1.0 */
 export * as Workspace from "./Workspace.js"
+/** @since 0.1.0 */
+export * as WorkTree from "./WorkTree.js"

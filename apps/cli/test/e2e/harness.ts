@@ -473,3 +473,11 @@ export const failThroughStore = async (world: World, taskId: string): Promise<Re
   if (result.code !== 0) throw new Error(`fail-run exited ${result.code}\n${result.stdout}\n${result.stderr}`)
   return result
 }
+
+/** What check-log.ts finds in a task's log: it decodes, folds, keeps its machines and equals its read models. */
+export const checkLog = async (world: World, taskId: string): Promise<{ readonly ok: boolean; readonly state: string; readonly events: number; readonly problems: ReadonlyArray<string> }> => {
+  const script = path.join(cliRoot, "test", "e2e", "check-log.ts")
+  const result = await exec(process.execPath, ["--conditions=@ratchet/source", "--import", "tsx", script, taskId], { cwd: cliRoot, env: world.env })
+  if (result.code !== 0) throw new Error(`check-log exited ${result.code}\n${result.stdout}\n${result.stderr}`)
+  return result.json
+}

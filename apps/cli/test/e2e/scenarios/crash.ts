@@ -1,0 +1,120 @@
+/**
+ * The crash matrix: the runner killed with SIGKILL (by itself, `RATCHET_FAULT=<point>`) at every
+ * durable boundary, against a plain step, an idempotent step and a probed step, each of which
+ * appends one line to a marker file outside the repository as its side effect. Then a new runner
+ * takes the dead one's lease over after its grace, recovers and finishes (a person settles an
+ * Indeterminate step on a terminal, telling the truth the marker shows).
+ *
+ * For every case it asserts: no committed event was lost (the log before recovery is a prefix of
+ * the log after); a plain step's marker never has two lines (a non-idempotent effect is never run
+ * twice); an attempt is Indeterminate exactly when an intent was dispatched, left unresolved, and
+ * neither a probe nor idempotence applied; the task reaches VERIFYING; and the log folds cleanly
+ * (check-log.ts: decodes, replays, keeps the attempt and intent machines, equals its read models).
+ */
+import { createHash } from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { checkLog, confirmationOf, type Engine, events, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
+import { commandStep, planOf, transitionsOf, until } from "./run.js"
+
+const points = [
+  "attempt-started",
+  "intent-dispatched",
+  "child-started",
+  "child-exited",
+  "intent-resolved",
+  "before-checkpoint",
+  "after-checkpoint"
+] as const
+
+type Point = (typeof points)[number]
+type Kind = "plain" | "idempotent" | "probed"
+
+/** Whether the runner had dispatched the intent and not resolved it when it died at `point`. */
+const dispatchedUnresolved = (point: Point) => point === "intent-dispatched" || point === "child-started" || point === "child-exited"
+
+/** Whether the side effect ran (to its end: the child survives its runner) before recovery. */
+const effectRan = (point: Point) => point !== "attempt-started" && point !== "intent-dispatched"
+
+/** Short leases, so a takeover is allowed a moment after the runner died. */
+const leaseEnv = { RATCHET_LEASE_HEARTBEAT_MS: "100", RATCHET_LEASE_GRACE_MS: "300" }
+
+const lines = (file: string): number => (fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").length : 0)
+
+/** A person settles the Indeterminate step on a terminal, typing the digest of their decision. */
+const settle = async (world: World, taskId: string, stepId: string, outcome: "succeeded" | "failed") => {
+  const log = await events(world, taskId)
+  const intentId = log.filter((r) => r.type === "IntentRecorded" && r.event.stepId === stepId).at(-1)!.event.intentId as string
+  const digest = `sha256:${createHash("sha256").update(JSON.stringify({ resolution: { taskId, intentId, outcome } })).digest("hex")}`
+  const result = await world.tty(["unblock", taskId, "--resolve", stepId, outcome, "--json"], `${confirmationOf(digest)}\n`, leaseEnv)
+  if (result.code !== 0) throw new Error(`settle exited ${result.code}: ${result.stdout}`)
+}
+
+export const crashMatrix = (engine: Engine): void => {
+  afterAll(removeWorlds)
+
+  const cases = points.flatMap((point) => (["plain", "idempotent", "probed"] as const).map((kind) => ({ point, kind })))
+
+  describe("the crash matrix", { concurrent: true, timeout: 300_000 }, () => {
+    it.each(cases)("SIGKILL at $point, $kind step: recovered without losing or repeating anything", async ({ point, kind }: { point: Point; kind: Kind }) => {
+      const world = await makeWorld(engine)
+      const marker = path.join(world.root, "marker.txt")
+      const command = `echo ran >> ${JSON.stringify(marker)}`
+      const step = commandStep("effect", command, {
+        ...(kind === "idempotent" ? { idempotent: true } : {}),
+        ...(kind === "probed" ? { probe: `test -s ${JSON.stringify(marker)}` } : {})
+      })
+      const taskId = await toPlanApproved(world, `Crash at ${point} (${kind})`, specText(), planOf([step]))
+
+      // 1. the runner dies at the point (the CLI reports the runner's death as exit 1)
+      const crashed = await world.run(["run", taskId], { env: { ...leaseEnv, RATCHET_FAULT: point } })
+      expect(crashed.code, crashed.stderr).toBe(1)
+      // the child survives its runner: wait for its effect where it was started
+      if (effectRan(point)) await until("the orphaned step's effect", async () => lines(marker) === 1)
+      else expect(lines(marker)).toBe(0)
+      const before = await events(world, taskId)
+      expect((await status(world, taskId)).lease.status).not.toBe("free")
+
+      // 2. a plain run is refused while the dead runner's lease is held; --takeover after the grace
+      const refused = await world.run(["run", taskId, "--json"], { env: leaseEnv })
+      expect(refused.code).toBe(4)
+      await new Promise((resolve) => setTimeout(resolve, 400))
+      const recovered = await world.run(["run", taskId, "--takeover", "--json"], { env: leaseEnv })
+      const result = JSON.parse(recovered.stdout.trim().split("\n").at(-1)!)
+      const indeterminateExpected = dispatchedUnresolved(point) && kind === "plain"
+      if (indeterminateExpected) {
+        expect(recovered.code, recovered.stdout).toBe(3)
+        expect(result.outcomes[0]).toMatchObject({ state: "BLOCKED", blocker: { category: "decision_needed" } })
+        expect(result.outcomes[0].blocker.requiredAction).toContain(`ratchet unblock ${taskId} --resolve effect succeeded|failed`)
+        // the person looks at the marker and tells the truth
+        await settle(world, taskId, "effect", effectRan(point) ? "succeeded" : "failed")
+        const finished = await world.run(["run", taskId], { env: leaseEnv })
+        expect(finished.code, finished.stderr).toBe(0)
+      } else {
+        expect(recovered.code, recovered.stdout + recovered.stderr).toBe(0)
+      }
+
+      // 3. the end: VERIFYING, nothing lost, the effect never repeated unless idempotent
+      const after = await events(world, taskId)
+      expect((await status(world, taskId)).state).toBe("VERIFYING")
+      expect(after.slice(0, before.length).map((r) => [r.lsn, r.type])).toEqual(before.map((r) => [r.lsn, r.type]))
+      const transitions = transitionsOf(after)
+      expect(transitions.some((t) => t.endsWith("→Indeterminate"))).toBe(indeterminateExpected)
+      if (kind === "idempotent" && dispatchedUnresolved(point)) {
+        // re-run by a successor: the effect may repeat (that is what idempotent allows)
+        expect(lines(marker)).toBe(effectRan(point) ? 2 : 1)
+        expect(transitions).toContain("effect#1:Running→Failed")
+      } else {
+        expect(lines(marker)).toBe(1)
+      }
+      if (point === "attempt-started") expect(transitions).toContain("effect#1:Running→Cancelled")
+      if (kind === "probed" && dispatchedUnresolved(point)) {
+        expect(transitions).toContain(effectRan(point) ? "effect#1:Running→Succeeded" : "effect#1:Running→Failed")
+      }
+      const checked = await checkLog(world, taskId)
+      expect(checked.problems).toEqual([])
+      expect(checked).toMatchObject({ ok: true, state: "VERIFYING" })
+    })
+  })
+}

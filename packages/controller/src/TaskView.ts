@@ -74,10 +74,10 @@ export interface TaskView {
 }
 
 /**
- * Said of the commands that arrive with the runner and the verifier: the lifecycle names them, this
- * version of the CLI does not have them yet.
+ * Said of the commands that arrive with the verifier: the lifecycle names them, this version of the
+ * CLI does not have them yet.
  */
-const notYet = " (arrives with the runner and verifier; not in this version yet)"
+const notYet = " (arrives with the verifier; not in this version yet)"
 
 /**
  * The actions a state allows, written out by hand from the lifecycle (brief, "Task lifecycle").
@@ -137,13 +137,19 @@ export const actionsOf = (task: Task.Task): ReadonlyArray<Action> => {
       ]
     case "PLAN_APPROVED":
       return [
-        { command: `ratchet run ${id}`, description: `start the run${notYet}` },
+        { command: `ratchet run ${id}`, description: "start the run: the runner executes the plan's steps" },
         { command: `ratchet plan ${id} --file plan.yaml`, description: "revise the plan (voids its approval)" },
         reviseSpec,
         cancel
       ]
     case "RUNNING":
-      return [pause, reopen, cancel]
+      return [
+        { command: `ratchet run ${id}`, description: "continue the run (after a manual step: ratchet step done first)" },
+        { command: `ratchet step done ${id} <step> --note "…"`, description: "finish a manual step awaiting its worker" },
+        pause,
+        reopen,
+        cancel
+      ]
     case "VERIFYING":
       return [{ command: `ratchet verify ${id}`, description: `verify the acceptance criteria${notYet}` }, reopen, cancel]
     case "REOPENED":
@@ -157,6 +163,7 @@ export const actionsOf = (task: Task.Task): ReadonlyArray<Action> => {
     case "BLOCKED":
       return [
         { command: `ratchet unblock ${id} --to RUNNING|VERIFYING --resolution "…"`, description: "resolve the blocker" },
+        { command: `ratchet unblock ${id} --resolve <step> succeeded|failed`, description: "settle a step whose outcome is unknown (interactive)" },
         reopen,
         cancel
       ]
@@ -232,8 +239,6 @@ const nextOf = (task: Task.Task): string => {
       [...observed.observation.missingPaths.map((p) => `missing ${p}`), ...observed.observation.invalidScopes].join("; ")
     }): reopen the contract: ratchet reopen ${task.taskId} --reason "…"`
   }
-  if (task.state === "PLAN_APPROVED" || task.state === "RUNNING" || task.state === "VERIFYING") {
-    return `${Task.nextStep(task)}${notYet}`
-  }
+  if (task.state === "VERIFYING") return `${Task.nextStep(task)}${notYet}`
   return Task.nextStep(task)
 }

@@ -205,6 +205,8 @@ export const runScenarios = (engine: Engine): void => {
       expect(log.filter((r) => r.lsn === cancel.lsn).length).toBe(1)
       expect(typesOf(log).at(-1)).toBe("LeaseReleased")
       expect((await status(world, taskId)).lease.status).toBe("free")
+      const stats = await world.run(["stats", "--json"])
+      expect(stats.json.attempts[0]).toEqual({ state: "Indeterminate", count: 1 })
     })
 
     it("pause stops at the next step boundary; resume continues only on the checkout it paused on", async () => {
@@ -239,6 +241,38 @@ export const runScenarios = (engine: Engine): void => {
       expect(finished.code, finished.stderr).toBe(0)
       expect((await status(world, taskId)).state).toBe("VERIFYING")
       expect(transitionsOf(await events(world, taskId))).toEqual(["one#1:Pending→Running", "one#1:Running→Succeeded", "two#1:Pending→Running", "two#1:Running→Succeeded"])
+    })
+
+    it("--detach returns at once; status shows the runner's heartbeat; the runner exits when the run has no work", async () => {
+      const world = await makeWorld(engine)
+      const plan = planOf([commandStep("slowly", "sleep 1; echo done > test/done.txt")])
+      const taskId = await toPlanApproved(world, "A detached run", specIn(), plan)
+      const started = await world.run(["run", taskId, "--detach", "--json"], { env: { RATCHET_LEASE_HEARTBEAT_MS: "100", RATCHET_LEASE_GRACE_MS: "1000" } })
+      expect(started.code, started.stderr).toBe(0)
+      expect(started.json).toMatchObject({ ok: true, detached: true })
+      const pid = started.json.pid as number
+      expect(started.json.log.startsWith(path.join(world.home, "logs"))).toBe(true)
+      await until("the runner to hold the lease", async () => (await status(world, taskId)).lease.status === "held")
+      const text = await world.ok(["status", taskId])
+      expect(text.stdout).toMatch(/held by runner session .* pid \d+/)
+      expect(text.stdout).toContain("last heartbeat")
+      await until("the run to reach VERIFYING", async () => (await status(world, taskId)).state === "VERIFYING")
+      await until("the runner to exit", async () => {
+        try {
+          process.kill(pid, 0)
+          return false
+        } catch {
+          return true
+        }
+      })
+      expect(fs.readFileSync(started.json.log, "utf8")).toContain("slowly attempt 1: Succeeded")
+
+      // the operator's figures: one task, its attempt Succeeded, nothing Indeterminate, no open intent
+      const stats = await world.run(["stats", "--json"])
+      expect(stats.code).toBe(0)
+      expect(stats.json.attempts[0]).toEqual({ state: "Indeterminate", count: 0 })
+      expect(stats.json.attempts.find((a: { state: string }) => a.state === "Succeeded").count).toBeGreaterThanOrEqual(1)
+      expect(stats.json.openIntents.total).toBe(0)
     })
 
     it("refuses what it cannot run, with the reason and the next step", async () => {

@@ -606,6 +606,27 @@ export const commands: ReadonlyArray<CommandSpec> = [
         }))
   },
   {
+    name: "rewind",
+    usage: "ratchet rewind <task> --to <lsn>",
+    summary: "Fork the task's history at an earlier position and continue from there",
+    description:
+      "From PAUSED, BLOCKED or FAILED (nothing runs): forks the task's current branch at the event with that LSN into a new branch (rewind-1, rewind-2, …), and the task lives on it from now: its state is what it was right after that event. Nothing is deleted: the old branch stays readable with ratchet log <task> --branch <name>. A rewind to the middle of a step is recovered like a crash when the run continues: a side effect already dispatched is never re-run silently.",
+    positionals: [taskArg],
+    options: {
+      to: { type: "string", required: true, valueName: "<lsn>", integer: { min: 1, max: Number.MAX_SAFE_INTEGER }, description: "The LSN of the last event to keep (see ratchet log)." },
+      ...leaseEpoch
+    },
+    examples: ["ratchet log t-3f9a1c2b && ratchet rewind t-3f9a1c2b --to 42", "ratchet log t-3f9a1c2b --branches"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(c.rewind(str(parsed, "task"), parsed.options["to"] as number, invocation(parsed, env)), (written) =>
+          ok(
+            writtenJson(written, { branch: written.branch, parent: written.parent, atLsn: written.atLsn }),
+            `${writtenText(written, env, `Rewound to LSN ${written.atLsn}: now on branch ${written.branch} (forked from ${written.parent})`)}\nthe old history: ratchet log ${written.task.taskId} --branch ${written.parent}`
+          )))
+  },
+  {
     name: "gate",
     usage: "ratchet gate <task> [--to <STATE>]",
     summary: "Explain the gate for the next transition (writes nothing)",
@@ -631,17 +652,40 @@ export const commands: ReadonlyArray<CommandSpec> = [
   },
   {
     name: "log",
-    usage: "ratchet log <task>",
-    summary: "Print the task's event history",
-    description: "One line per event: LSN, time, type, actor, lease epoch. With --json: NDJSON, one object per event (lsn, at, type, actor, epoch, event).",
+    usage: "ratchet log <task> [--branch <name>] [--branches]",
+    summary: "Print the task's event history (on its current branch, or another)",
+    description:
+      "One line per event: LSN, time, type, actor, lease epoch. With --json: NDJSON, one object per event (lsn, at, type, actor, epoch, event). A rewound task lives on the branch its rewind forked; the older branches stay readable with --branch, and --branches lists them (name, parent, fork LSN, which one is current).",
     positionals: [taskArg],
-    options: {},
-    examples: ["ratchet log t-3f9a1c2b", "ratchet log t-3f9a1c2b --json | jq .type"],
+    options: {
+      branch: { type: "string", valueName: "<name>", description: "Read this branch (default: the task's current one)." },
+      branches: { type: "boolean", description: "List the task's branches instead of events." }
+    },
+    examples: ["ratchet log t-3f9a1c2b", "ratchet log t-3f9a1c2b --json | jq .type", "ratchet log t-3f9a1c2b --branches", "ratchet log t-3f9a1c2b --branch main"],
     needs: "project",
     run: (parsed, env) =>
       Effect.flatMap(controller, (c) =>
         Effect.gen(function*() {
-          const events = yield* c.log(str(parsed, "task"))
+          if (parsed.options["branches"] === true) {
+            const listed = yield* c.branches(str(parsed, "task"))
+            const rows = listed.branches.map((b) => ({ ...b, current: b.branch === listed.current }))
+            return ok(
+              { taskId: str(parsed, "task"), current: listed.current, branches: rows },
+              rows.map((b) => `${b.current ? "*" : " "} ${Render.visible(b.branch)}${b.parent === null ? "" : `  forked from ${Render.visible(b.parent)} at LSN ${b.forkLsn}`}  ${new Date(b.createdAt).toISOString()}`).join("\n")
+            )
+          }
+          const branch = parsed.options["branch"]
+          if (typeof branch === "string") {
+            const listed = yield* c.branches(str(parsed, "task"))
+            if (!listed.branches.some((b) => b.branch === branch)) {
+              return yield* new ControllerError.InvalidRequest({
+                field: "--branch",
+                reason: `task ${str(parsed, "task")} has no branch ${JSON.stringify(branch.slice(0, 80))} (it has ${listed.branches.map((b) => b.branch).join(", ")}).`,
+                fix: `List them with: ratchet log ${str(parsed, "task")} --branches`
+              })
+            }
+          }
+          const events = yield* c.log(str(parsed, "task"), typeof branch === "string" ? branch : undefined)
           yield* Stream.runForEachChunk(events, (chunk) =>
             Effect.sync(() => {
               const lines = Chunk.toReadonlyArray(chunk).map((stored) =>

@@ -115,6 +115,7 @@ export const task = (view: TaskView.TaskView, s: Style): string => {
       view.brief.closed ? "closed" : "open"
     }`,
     `lease:      ${lease(view.lease, s)}`,
+    ...(view.branch === "main" ? [] : [`branch:     ${visible(view.branch)} (rewound; older branches: ratchet log ${view.taskId} --branch <name>)`]),
     `blockers:   ${
       view.blockers.length === 0
         ? "none"

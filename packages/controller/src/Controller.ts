@@ -41,6 +41,7 @@ import * as Projection from "./Projection.js"
 import * as RunReport from "./RunReport.js"
 import * as RunRequest from "./RunRequest.js"
 import * as RunState from "./RunState.js"
+import * as TaskBranch from "./TaskBranch.js"
 import * as TaskView from "./TaskView.js"
 import * as WorkTree from "./WorkTree.js"
 import type * as Workspace from "./Workspace.js"
@@ -230,7 +231,18 @@ export interface Service {
     to: Task.State | undefined,
     options?: { readonly leaseEpoch?: number | undefined }
   ) => Effect.Effect<Explain.Explanation, ReadError | Preflight.PreflightError>
-  readonly log: (taskId: string) => Effect.Effect<
+  /** The task's branches and which one it lives on. */
+  readonly branches: (taskId: string) => Effect.Effect<{ readonly current: string; readonly branches: ReadonlyArray<EventStore.Branch> }, ReadError>
+  /**
+   * Forks the task's current branch at `toLsn` into a new branch the task lives on from now (from
+   * PAUSED, BLOCKED or FAILED); the old branch stays readable.
+   */
+  readonly rewind: (
+    taskId: string,
+    toLsn: number,
+    invocation: Invocation
+  ) => Effect.Effect<Written & { readonly branch: string; readonly parent: string; readonly atLsn: number }, WriteError | EventStore.BranchExists>
+  readonly log: (taskId: string, branch?: string) => Effect.Effect<
     Stream.Stream<EventStore.StoredEvent, EventStore.BranchNotFound | EventStore.InvalidRequest | StorageError>,
     ReadError
   >
@@ -341,22 +353,28 @@ export const make: Effect.Effect<
         })
       )
 
-  /** The stored summary of a task of this project, or `TaskNotFound`. */
+  /** The branch a task lives on (the one created last; see TaskBranch). */
+  const branchOf = (taskId: string) => Effect.map(store.branches(taskId), TaskBranch.current)
+
+  /** The stored summary of a task of this project, on its current branch, or `TaskNotFound`. */
   const summaryOf = (taskId: string) =>
     Effect.gen(function*() {
       yield* checkId(taskId)
-      const summary = yield* models.taskSummary(taskId)
+      const summary = yield* models.taskSummary(taskId, yield* branchOf(taskId))
       if (summary === null || summary.projectId !== projectId) {
         return yield* new ControllerError.TaskNotFound({ taskId, projectId })
       }
       return summary
     })
 
-  const key = (taskId: string): LeaseManager.Key => ({ projectId, taskId })
+  const key = (taskId: string, branch?: string): LeaseManager.Key => ({ projectId, taskId, branch })
+
+  /** The lease key of a task on its current branch (where the lease manager appends). */
+  const keyOn = (taskId: string) => Effect.map(branchOf(taskId), (branch) => key(taskId, branch))
 
   const viewOf = (summary: ReadModel.TaskSummary) =>
     Effect.map(leases.observe(key(summary.streamId)), (lease) =>
-      TaskView.make(summary.task, { version: summary.version, lastLsn: summary.lastLsn }, lease))
+      TaskView.make(summary.task, { version: summary.version, lastLsn: summary.lastLsn, branch: summary.branch }, lease))
 
   const project_ = (task: Task.Task) =>
     Projection.write(project.root, task).pipe(
@@ -423,6 +441,7 @@ export const make: Effect.Effect<
         const appended = yield* store.append({
           projectId,
           streamId,
+          branch: summary?.branch,
           expectedVersion: version,
           epoch: presented,
           operationId: `op-${crypto.randomUUID()}`,
@@ -515,8 +534,13 @@ export const make: Effect.Effect<
       ]), taskId)
   }
 
-  const listTasks: Service["listTasks"] = Effect.flatMap(models.listTasks(projectId), (summaries) =>
-    Effect.forEach(summaries, viewOf))
+  const listTasks: Service["listTasks"] = Effect.flatMap(
+    TaskBranch.summaries(projectId).pipe(
+      Effect.provideService(EventStore.EventStore, store),
+      Effect.provideService(ReadModel.ReadModels, models)
+    ),
+    (summaries) => Effect.forEach(summaries, viewOf)
+  )
 
   const status: Service["status"] = (taskId) => Effect.flatMap(summaryOf(taskId), viewOf)
 
@@ -705,9 +729,9 @@ export const make: Effect.Effect<
         : resumeRun(task, at, invocation.actor)
     })
 
-  /** The stored events of a run, from its start. */
+  /** The stored events of a run, from its start, on the task's current branch. */
   const runEventsOf = (taskId: string, runId: string) =>
-    RunReport.runEvents(taskId, runId).pipe(
+    Effect.flatMap(branchOf(taskId), (branch) => RunReport.runEvents(taskId, runId, branch)).pipe(
       Effect.provideService(EventStore.EventStore, store),
       Effect.provideService(ReadModel.ReadModels, models),
       Effect.catchTag("@ratchet/storage/BranchNotFound", () => Effect.succeed([] as ReadonlyArray<EventStore.StoredEvent>))
@@ -717,7 +741,7 @@ export const make: Effect.Effect<
   const runRows = (task: Task.Task) =>
     Effect.gen(function*() {
       const runId = task.run?.runId
-      const snapshot = yield* models.snapshot(task.taskId)
+      const snapshot = yield* models.snapshot(task.taskId, yield* branchOf(task.taskId))
       return {
         attempts: [...snapshot.attempts.values()].filter((row) => row.runId === runId),
         intents: [...snapshot.intents.values()].filter((row) => row.runId === runId)
@@ -952,18 +976,11 @@ export const make: Effect.Effect<
         : receipt("reopen", input.confirmation.digest, input.confirmation.channel, meta.actor, meta.at)
     })))
 
-  /** Plan steps with no terminal attempt on the current run. */
+  /** Plan steps the current run has not done (RunState: succeeded, or settled as succeeded). */
   const pendingStepsOf = (task: Task.Task) =>
-    Effect.map(models.attempts(task.taskId), (attempts) => {
-      if (task.plan === null) return []
-      const runId = task.run?.runId
-      const terminal = new Set(
-        attempts
-          .filter((row) => row.runId === runId && row.state !== "Pending" && row.state !== "Running")
-          .map((row) => row.stepId)
-      )
-      return task.plan.plan.steps.map((step) => step.id).filter((id) => !terminal.has(id))
-    })
+    task.plan === null || task.run === null
+      ? Effect.succeed(task.plan?.plan.steps.map((step) => step.id) ?? [])
+      : Effect.map(runRows(task), ({ attempts, intents }) => RunState.pendingSteps((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents))
 
   /**
    * Whether the code changed, for an unblock. Until the runner records the tree a blocker was raised
@@ -999,8 +1016,73 @@ export const make: Effect.Effect<
       })
     })
 
-  const log: Service["log"] = (taskId) =>
-    Effect.map(summaryOf(taskId), () => store.read({ streamId: taskId }))
+  const log: Service["log"] = (taskId, branch) =>
+    Effect.map(summaryOf(taskId), (summary) => store.read({ streamId: taskId, branch: branch ?? summary.branch }))
+
+  const branches: Service["branches"] = (taskId) =>
+    Effect.gen(function*() {
+      const summary = yield* summaryOf(taskId)
+      const all = yield* store.branches(taskId)
+      return { current: summary.branch, branches: all }
+    })
+
+  const rewind: Service["rewind"] = (taskId, toLsn, invocation) =>
+    Effect.gen(function*() {
+      const summary = yield* summaryOf(taskId)
+      const task = summary.task
+      if (task.state !== "PAUSED" && task.state !== "BLOCKED" && task.state !== "FAILED") {
+        return yield* new Task.Refused({
+          code: Task.isTerminal(task.state) ? "terminal_state" : "forbidden_transition",
+          command: "Rewind",
+          state: task.state,
+          reason: `a task is rewound from PAUSED, BLOCKED or FAILED (where nothing runs); this one is ${task.state}.`,
+          action: Task.nextStep(task)
+        })
+      }
+      const lease = yield* models.lease(projectId, taskId)
+      if (lease !== null && lease.held && invocation.leaseEpoch !== lease.epoch) {
+        return yield* new ControllerError.LeaseConflict({
+          taskId,
+          presented: invocation.leaseEpoch ?? null,
+          epoch: lease.epoch,
+          held: true,
+          holder: describeOwner(lease.owner),
+          deadline: lease.heartbeatAt + lease.graceMs
+        })
+      }
+      if (!Number.isInteger(toLsn) || toLsn < 1 || toLsn >= summary.lastLsn) {
+        return yield* new ControllerError.InvalidRequest({
+          field: "--to",
+          reason: `${toLsn} is not an earlier position of task ${taskId} on branch ${summary.branch} (its last LSN is ${summary.lastLsn}).`,
+          fix: `Pick the LSN of an event from: ratchet log ${taskId}`
+        })
+      }
+      const existing = yield* store.branches(taskId)
+      let number = existing.length
+      let name = `rewind-${number}`
+      while (existing.some((branch) => branch.branch === name)) name = `rewind-${++number}`
+      const forked = yield* store.fork({ streamId: taskId, from: summary.branch, atLsn: toLsn, branch: name }).pipe(
+        Effect.catchTag("@ratchet/storage/InvalidRequest", (error) =>
+          Effect.fail(new ControllerError.InvalidRequest({
+            field: "--to",
+            reason: `${toLsn} is not the LSN of an event on branch ${summary.branch} of task ${taskId} (${error.reason}).`,
+            fix: `Pick the LSN of an event from: ratchet log ${taskId}`
+          })))
+      )
+      const after = yield* summaryOf(taskId)
+      const projected = yield* project_(after.task)
+      return {
+        task: yield* viewOf(after),
+        events: [],
+        firstLsn: null,
+        lastLsn: null,
+        projection: projected.directory,
+        warnings: projected.warnings,
+        branch: forked.branch,
+        parent: summary.branch,
+        atLsn: toLsn
+      }
+    })
 
   const owner = (identity: LeaseIdentity) =>
     Owner.current({
@@ -1073,7 +1155,7 @@ export const make: Effect.Effect<
     acquire: (taskId, identity) =>
       Effect.gen(function*() {
         yield* notTerminal(taskId, "AcquireLease")
-        return yield* leases.acquire(key(taskId), yield* owner(identity), { actor: identity.actor })
+        return yield* leases.acquire(yield* keyOn(taskId), yield* owner(identity), { actor: identity.actor })
       }),
     heartbeat: (taskId, epoch) =>
       Effect.gen(function*() {
@@ -1088,7 +1170,7 @@ export const make: Effect.Effect<
     takeover: (taskId, identity) =>
       Effect.gen(function*() {
         yield* notTerminal(taskId, "TakeOverLease")
-        return yield* leases.takeover(key(taskId), yield* owner(identity), { actor: identity.actor })
+        return yield* leases.takeover(yield* keyOn(taskId), yield* owner(identity), { actor: identity.actor })
       })
   }
 
@@ -1116,6 +1198,8 @@ export const make: Effect.Effect<
     reopen,
     unblock,
     gate,
+    branches,
+    rewind,
     log,
     lease
   } satisfies Service

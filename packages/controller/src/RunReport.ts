@@ -15,17 +15,18 @@ import * as Stream from "effect/Stream"
 import * as Projection from "./Projection.js"
 
 /**
- * The stored events of run `runId` of `taskId`, from its run-start checkpoint on.
+ * The stored events of run `runId` of `taskId` (on `branch`, main by default), from its run-start
+ * checkpoint on.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const runEvents = (taskId: string, runId: string) =>
+export const runEvents = (taskId: string, runId: string, branch?: string) =>
   Effect.gen(function*() {
     const models = yield* ReadModel.ReadModels
     const store = yield* EventStore.EventStore
-    const start = (yield* models.checkpoints(taskId)).find((row) => row.kind === "run_start" && row.runId === runId)
-    const events = yield* Stream.runCollect(store.read({ streamId: taskId, fromLsn: start?.lsn ?? 0 }))
+    const start = (yield* models.checkpoints(taskId, branch)).find((row) => row.kind === "run_start" && row.runId === runId)
+    const events = yield* Stream.runCollect(store.read({ streamId: taskId, branch, fromLsn: start?.lsn ?? 0 }))
     return Chunk.toReadonlyArray(events)
   })
 
@@ -94,16 +95,16 @@ const ending = (line: AttemptLine): string => {
  * @since 0.1.0
  * @category constructors
  */
-export const render = (task: Task.Task) =>
+export const render = (task: Task.Task, branch?: string) =>
   Effect.gen(function*() {
     if (task.run === null || task.plan === null) return null
     const run = task.run
-    const attempts = attemptsOf(yield* runEvents(task.taskId, run.runId), run.runId)
+    const attempts = attemptsOf(yield* runEvents(task.taskId, run.runId, branch), run.runId)
     const out: Array<string> = [
       Projection.header,
       `# Run ${run.runId} — ${cell(task.goal)}`,
       "",
-      `- Task: ${task.taskId} (${task.state})`,
+      `- Task: ${task.taskId} (${task.state})${branch === undefined || branch === "main" ? "" : ` on branch ${branch}`}`,
       `- Spec: ${run.specDigest}`,
       `- Plan: ${run.planDigest}`,
       `- Lease epoch at start: ${run.leaseEpoch}`,

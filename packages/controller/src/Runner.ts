@@ -46,6 +46,7 @@ import * as RunRequest from "./RunRequest.js"
 import * as RunState from "./RunState.js"
 import * as Scope from "./Scope.js"
 import * as StepProcess from "./StepProcess.js"
+import * as TaskBranch from "./TaskBranch.js"
 import * as WorkTree from "./WorkTree.js"
 
 /**
@@ -191,10 +192,12 @@ export const run = (
     const actor = options.actor
     const progress = options.onProgress ?? (() => {})
     const fault = options.fault ?? (() => {})
-    const key: LeaseManager.Key = { projectId, taskId }
+    // The branch the task lives on (a rewind forks a new one); a run writes only there.
+    const branch = TaskBranch.current(yield* store.branches(taskId))
+    const key: LeaseManager.Key = { projectId, taskId, branch }
 
     const summaryOf = Effect.gen(function*() {
-      const summary = yield* models.taskSummary(taskId)
+      const summary = yield* models.taskSummary(taskId, branch)
       if (summary === null || summary.projectId !== projectId) return yield* new ControllerError.TaskNotFound({ taskId, projectId })
       return summary
     })
@@ -239,6 +242,7 @@ export const run = (
       yield* store.append({
         projectId,
         streamId: taskId,
+        branch,
         expectedVersion: first.version,
         epoch,
         operationId: newId("op"),
@@ -302,6 +306,7 @@ export const run = (
         yield* store.append({
           projectId,
           streamId: taskId,
+          branch,
           expectedVersion: summary.version,
           epoch,
           operationId: newId("op"),
@@ -349,7 +354,7 @@ export const run = (
 
     const rowsOf = (runId: string) =>
       Effect.gen(function*() {
-        const snapshot = yield* models.snapshot(taskId)
+        const snapshot = yield* models.snapshot(taskId, branch)
         const attempts = [...snapshot.attempts.values()].filter((row) => row.runId === runId)
         const intents = [...snapshot.intents.values()].filter((row) => row.runId === runId)
         return { attempts, intents }
@@ -357,7 +362,7 @@ export const run = (
 
     const project_ = (task: Task.Task) =>
       Effect.gen(function*() {
-        const report = yield* RunReport.render(task).pipe(Effect.catchAll(() => Effect.succeed(null)))
+        const report = yield* RunReport.render(task, branch).pipe(Effect.catchAll(() => Effect.succeed(null)))
         yield* Projection.write(root, task, report).pipe(Effect.catchAll(() => Effect.void))
       })
 
@@ -752,9 +757,8 @@ export const isBusy = (error: { readonly _tag: string }): boolean =>
 export const runnable = (takeoverExpired: boolean) =>
   Effect.gen(function*() {
     const project = yield* Project
-    const models = yield* ReadModel.ReadModels
     const leases = yield* LeaseManager.LeaseManager
-    const summaries = yield* models.listTasks(project.project.projectId)
+    const summaries = yield* TaskBranch.summaries(project.project.projectId)
     const ready: Array<{ readonly taskId: string; readonly takeover: boolean }> = []
     let held = 0
     for (const summary of [...summaries].reverse()) {

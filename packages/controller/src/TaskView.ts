@@ -49,6 +49,8 @@ export interface TaskView {
   readonly pausedFrom: "INTERVIEWING" | "RUNNING" | null
   readonly version: number
   readonly lastLsn: number
+  /** The branch of the stream the task lives on: `main` until a rewind forks another. */
+  readonly branch: string
   readonly revisions: { readonly brief: number; readonly spec: number | null; readonly plan: number | null }
   readonly digests: {
     readonly restatement: string | null
@@ -183,7 +185,7 @@ export const actionsOf = (task: Task.Task): ReadonlyArray<Action> => {
  */
 export const make = (
   task: Task.Task,
-  position: { readonly version: number; readonly lastLsn: number },
+  position: { readonly version: number; readonly lastLsn: number; readonly branch?: string | undefined },
   lease: LeaseManager.Observation
 ): TaskView => ({
   taskId: task.taskId,
@@ -196,6 +198,7 @@ export const make = (
   pausedFrom: task.pausedFrom,
   version: position.version,
   lastLsn: position.lastLsn,
+  branch: position.branch ?? "main",
   revisions: { brief: task.brief.revision, spec: task.spec?.revision ?? null, plan: task.plan?.revision ?? null },
   digests: {
     restatement: task.brief.restatement?.digest ?? null,

@@ -1,5 +1,5 @@
 /**
- * Reads a task's whole log from the store and checks it the way recovery relies on: every event
+ * Reads a task's whole log (its current branch) from the store and checks it the way recovery relies on: every event
  * decodes, the checked fold (`Task.replay`: every state change an edge of the lifecycle) succeeds,
  * every attempt and intent transition in it is legal for its machine, and the read models rebuilt
  * by a cold fold equal the stored ones.
@@ -7,6 +7,7 @@
  * Run as `node --conditions=@ratchet/source --import tsx check-log.ts <taskId>` with the CLI's
  * store environment. Prints one JSON line `{ ok, state, events, problems }`.
  */
+import * as TaskBranch from "@ratchet/controller/TaskBranch"
 import * as Attempt from "@ratchet/kernel/Attempt"
 import * as Intent from "@ratchet/kernel/Intent"
 import * as Task from "@ratchet/kernel/Task"
@@ -28,7 +29,9 @@ if (taskId === undefined) {
 const program = Effect.gen(function*() {
   const store = yield* EventStore.EventStore
   const models = yield* ReadModel.ReadModels
-  const stored = Chunk.toReadonlyArray(yield* Stream.runCollect(store.read({ streamId: taskId })))
+  // The task's current branch (the one created last), ancestors included.
+  const branch = TaskBranch.current(yield* store.branches(taskId))
+  const stored = Chunk.toReadonlyArray(yield* Stream.runCollect(store.read({ streamId: taskId, branch })))
   const problems: Array<string> = []
   const replayed = Task.replay(stored.map((s) => s.event))
   if (Either.isLeft(replayed)) problems.push(replayed.left.message)
@@ -63,8 +66,8 @@ const program = Effect.gen(function*() {
       else intents.set(event.intentId, next)
     }
   }
-  const snapshot = yield* models.snapshot(taskId)
-  const rebuilt = yield* models.rebuild(taskId)
+  const snapshot = yield* models.snapshot(taskId, branch)
+  const rebuilt = yield* models.rebuild(taskId, branch)
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
   if (!same([...snapshot.attempts.entries()].sort(), [...rebuilt.attempts.entries()].sort())) problems.push("the attempts read model differs from a cold fold")
   if (!same([...snapshot.intents.entries()].sort(), [...rebuilt.intents.entries()].sort())) problems.push("the intents read model differs from a cold fold")

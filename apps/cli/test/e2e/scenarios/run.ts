@@ -8,7 +8,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { type Engine, events, makeWorld, type LogRecord, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
+import { checkLog, type Engine, events, makeWorld, type LogRecord, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
 
 /** A plan file from steps given as YAML fragments. */
 export const planOf = (steps: ReadonlyArray<string>): string => ["steps:", ...steps, ""].join("\n")
@@ -273,6 +273,56 @@ export const runScenarios = (engine: Engine): void => {
       expect(stats.json.attempts[0]).toEqual({ state: "Indeterminate", count: 0 })
       expect(stats.json.attempts.find((a: { state: string }) => a.state === "Succeeded").count).toBeGreaterThanOrEqual(1)
       expect(stats.json.openIntents.total).toBe(0)
+    })
+
+    it("rewind forks the history at an earlier position; the run continues there and the old branch stays readable", async () => {
+      const world = await makeWorld(engine)
+      const fixed = path.join(world.root, "fixed")
+      const plan = planOf([
+        commandStep("one", "echo one > test/one.txt"),
+        commandStep("two", `test -f ${JSON.stringify(fixed)} || { echo 'not fixed'; exit 1; }`, { needs: ["one"] })
+      ])
+      const taskId = await toPlanApproved(world, "Rewind after a repeated failure", specIn(), plan)
+      expect((await world.run(["run", taskId])).code).toBe(3)
+      const log = await events(world, taskId)
+      expect((await status(world, taskId)).state).toBe("BLOCKED")
+      // the position right after step one's boundary, before step two started
+      const boundary = log.filter((r) => r.type === "CheckpointRecorded" && r.event.kind === "step")[0]!
+
+      // refused while something could run, or to a position that is not earlier
+      const refusedLsn = await world.run(["rewind", taskId, "--to", String(log.at(-1)!.lsn + 5), "--json"])
+      expect(refusedLsn.code).toBe(2)
+      expect(refusedLsn.json.error.field).toBe("--to")
+      expect((await world.run(["rewind", taskId, "--to", "x1", "--json"])).code).toBe(2)
+
+      const rewound = await world.run(["rewind", taskId, "--to", String(boundary.lsn), "--json"])
+      expect(rewound.code, rewound.stderr).toBe(0)
+      expect(rewound.json).toMatchObject({ state: "RUNNING", branch: "rewind-1", parent: "main", atLsn: boundary.lsn })
+      const view = await status(world, taskId)
+      expect(view).toMatchObject({ state: "RUNNING", branch: "rewind-1", lastLsn: boundary.lsn, blockers: [] })
+      expect((await world.ok(["status", taskId])).stdout).toContain("branch:     rewind-1")
+
+      // the cause is fixed; the run continues from step two on the new branch
+      fs.writeFileSync(fixed, "yes\n")
+      const ran = await world.run(["run", taskId])
+      expect(ran.code, ran.stderr).toBe(0)
+      expect((await status(world, taskId)).state).toBe("VERIFYING")
+      const current = await events(world, taskId)
+      expect(current.filter((r) => r.type === "AttemptFailed")).toHaveLength(0)
+      expect(transitionsOf(current)).toEqual(["one#1:Pending→Running", "one#1:Running→Succeeded", "two#1:Pending→Running", "two#1:Running→Succeeded"])
+      // the old branch is intact and readable
+      const old = await world.ok(["log", taskId, "--branch", "main", "--json"])
+      const oldTypes = old.stdout.trim().split("\n").map((line) => JSON.parse(line).type)
+      expect(oldTypes).toEqual(typesOf(log))
+      const branches = await world.run(["log", taskId, "--branches", "--json"])
+      expect(branches.json).toMatchObject({ current: "rewind-1" })
+      expect(branches.json.branches.map((b: { branch: string; current: boolean }) => [b.branch, b.current])).toEqual([["main", false], ["rewind-1", true]])
+      expect((await world.run(["log", taskId, "--branch", "nope", "--json"])).code).toBe(2)
+      // refused from a state where the run could move
+      const again = await world.run(["rewind", taskId, "--to", String(boundary.lsn), "--json"])
+      expect(again.code).toBe(2)
+      expect(again.json.error.reason).toContain("PAUSED, BLOCKED or FAILED")
+      expect((await checkLog(world, taskId)).problems).toEqual([])
     })
 
     it("refuses what it cannot run, with the reason and the next step", async () => {

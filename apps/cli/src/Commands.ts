@@ -124,7 +124,7 @@ const confirm = (subject: Controller.ApprovalSubject, env: Env) =>
     process.stderr.write(
       // Control characters are shown, never obeyed: a spec must not be able to redraw the screen
       // and hide what is being approved.
-      `\nYou are approving the ${subject.subject} of task ${subject.taskId}:\n\n${Render.visible(subject.text.trimEnd())}\n\ndigest ${subject.digest}\n`
+      `\n${subject.subject === "resolution" ? "You are deciding about a step" : `You are approving the ${subject.subject}`} of task ${subject.taskId}:\n\n${Render.visible(subject.text.trimEnd())}\n\ndigest ${subject.digest}\n`
     )
     const expected = Controller.confirmationOf(subject.digest)
     const typed = yield* Terminal.ask(`Type the first ${Controller.confirmationLength} hex characters of the digest to approve (anything else cancels): `)
@@ -132,7 +132,11 @@ const confirm = (subject: Controller.ApprovalSubject, env: Env) =>
       return yield* new ControllerError.InvalidRequest({
         field: "confirmation",
         reason: typed === null ? "no confirmation was typed." : `"${typed.trim().slice(0, 20)}" does not match the digest; nothing was approved.`,
-        fix: `Run ratchet approve ${subject.taskId} ${subject.subject} again and type the first ${Controller.confirmationLength} characters after "sha256:".`
+        fix: subject.subject === "resolution"
+          ? `Run the same ratchet unblock ${subject.taskId} --resolve … again and type the first ${Controller.confirmationLength} characters after "sha256:".`
+          : subject.subject === "reopen"
+          ? `Run ratchet reopen ${subject.taskId} again and type the first ${Controller.confirmationLength} characters after "sha256:".`
+          : `Run ratchet approve ${subject.taskId} ${subject.subject} again and type the first ${Controller.confirmationLength} characters after "sha256:".`
       })
     }
     void env

@@ -40,6 +40,9 @@ export const human = (stream: NodeJS.WritableStream, colour: boolean): Sink => {
         case "recovered":
           line(`recovered ${event.stepId} attempt ${event.attempt}: ${event.decision}`)
           break
+        case "orphan":
+          line(`waiting for ${event.stepId}'s command, still running from a runner that died (process group ${event.pgid})`)
+          break
         case "step":
           line(`${bold(`[${event.index + 1}/${event.total}] ${event.stepId}`)} attempt ${event.attempt}${event.command === null ? " (manual)" : `: ${visible(event.command)}`}`)
           break

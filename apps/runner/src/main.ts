@@ -73,8 +73,13 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   const json = argv.includes("--json")
   const say = (text: string) => process.stderr.write(`${text}\n`)
   const failWith = (code: number, error: unknown): number => {
-    if (json) process.stdout.write(`${JSON.stringify({ type: "result", ok: false, exitCode: code, error: errorJson(error) })}\n`)
-    else say(`error: ${String((error as { message?: unknown }).message ?? error)}`)
+    const tag = (error as { _tag?: unknown })._tag
+    // The lease manager speaks of `ratchet lease takeover`; a run takes a dead runner's lease over itself.
+    const hint = tag === "@ratchet/lease/LeaseHeld" || tag === "@ratchet/lease/TakeoverTooEarly"
+      ? "If the holder is a runner that died, wait for its grace deadline, then: ratchet run <task> --takeover (ratchet lease show <task> shows the deadline)."
+      : null
+    if (json) process.stdout.write(`${JSON.stringify({ type: "result", ok: false, exitCode: code, error: errorJson(error), ...(hint === null ? {} : { hint }) })}\n`)
+    else say(`error: ${String((error as { message?: unknown }).message ?? error)}${hint === null ? "" : `\n${hint}`}`)
     return code
   }
   let parsed

@@ -996,6 +996,19 @@ export const make: Effect.Effect<
     Effect.flatMap(requireText("--resolution", input.resolution, "Say what resolved the blocker."), (resolution) =>
       command(taskId, invocation, (task, meta) =>
         Effect.gen(function*() {
+          // A step whose effect's outcome nobody knows is settled by a person first: unblocking
+          // around it would leave the run with a step it may neither re-run nor count as done.
+          if (task.plan !== null && task.run !== null) {
+            const { attempts, intents } = yield* runRows(task)
+            const unsettled = RunState.statuses(task.plan.plan, attempts, intents).find((entry) => entry.status._tag === "Unsettled")
+            if (unsettled !== undefined) {
+              return yield* new ControllerError.InvalidRequest({
+                field: "--to",
+                reason: `step ${unsettled.step.id} was started and its outcome was never recorded (Indeterminate); the run cannot go on around it.`,
+                fix: `Check whether its effect happened, then: ratchet unblock ${taskId} --resolve ${unsettled.step.id} succeeded|failed`
+              })
+            }
+          }
           const pendingSteps = yield* pendingStepsOf(task)
           const codeChanged = yield* codeChangedOf(task)
           return { _tag: "Unblock", ...meta, to: input.to, resolution, codeChanged, pendingSteps } satisfies Task.Command

@@ -56,6 +56,42 @@ export const write = (home: string, taskId: string, request: Request): void => {
   fs.renameSync(temp, target)
 }
 
+/** The most a request file may hold; a request is a few hundred bytes. */
+const maxRequestBytes = 64 * 1024
+
+/** What {@link readBounded} returns for a file that cannot be a request. */
+const damaged = Symbol("damaged")
+
+/**
+ * The text of the request file at `file`: `null` when there is none (or it cannot be opened),
+ * `damaged` when it is not a regular file (a symbolic link, a FIFO, a device, a directory) or
+ * is larger than any request. Opened without following a symbolic link and without blocking, and
+ * read only up to the limit, so neither a FIFO nor a link to `/dev/zero` stalls a runner's poll.
+ */
+const readBounded = (file: string): string | typeof damaged | null => {
+  let fd: number
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | (fs.constants.O_NOFOLLOW ?? 0))
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ELOOP" ? damaged : null
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) return damaged
+    const buffer = Buffer.alloc(maxRequestBytes + 1)
+    let length = 0
+    while (length < buffer.length) {
+      const read = fs.readSync(fd, buffer, length, buffer.length - length, null)
+      if (read === 0) break
+      length += read
+    }
+    return length > maxRequestBytes ? damaged : buffer.toString("utf8", 0, length)
+  } catch {
+    return damaged
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
 /**
  * The pending request for `taskId`, if any. An unreadable or malformed file is ignored (and
  * removed): a request is a doorbell, and a damaged one must not stop a run.
@@ -64,15 +100,15 @@ export const write = (home: string, taskId: string, request: Request): void => {
  * @category constructors
  */
 export const read = (home: string, taskId: string): Request | null => {
-  let text: string
-  try {
-    text = fs.readFileSync(fileOf(home, taskId), "utf8")
-  } catch {
+  const text = readBounded(fileOf(home, taskId))
+  if (text === null) return null
+  if (text === damaged) {
+    clear(home, taskId)
     return null
   }
   let parsed: unknown
   try {
-    parsed = JSON.parse(text.slice(0, 64 * 1024))
+    parsed = JSON.parse(text)
   } catch {
     clear(home, taskId)
     return null

@@ -208,7 +208,9 @@ const ansi = /\u001b\[[0-9;?]*[ -/]*[@-~]/g
  * @category constructors
  */
 export const normaliseTail = (output: string, lines = 20): string =>
+  // Only the end matters, and a step may print megabytes: normalise the last 64 KiB.
   output
+    .slice(-65_536)
     .replace(ansi, "")
     .split(/\r?\n/)
     .map((line) =>

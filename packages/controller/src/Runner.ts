@@ -20,6 +20,7 @@
  * @since 0.1.0
  */
 import * as os from "node:os"
+import * as path from "node:path"
 import * as Attempt from "@ratchet/kernel/Attempt"
 import type * as Event from "@ratchet/kernel/Event"
 import * as Intent from "@ratchet/kernel/Intent"
@@ -81,6 +82,7 @@ export type FaultPoint = (typeof faultPoints)[number]
 export type Progress =
   | { readonly type: "run"; readonly taskId: string; readonly runId: string; readonly steps: number; readonly started: boolean; readonly epoch: number }
   | { readonly type: "recovered"; readonly taskId: string; readonly stepId: string; readonly attempt: number; readonly decision: string }
+  | { readonly type: "orphan"; readonly taskId: string; readonly stepId: string; readonly pgid: number }
   | {
     readonly type: "step"
     readonly taskId: string
@@ -162,6 +164,9 @@ export type RunError =
 /** How often a running child's runner looks for a cancel request. */
 const requestPollMs = 200
 
+/** How long recovery waits for a dead runner's command that is still running, when its step has no timeout. */
+const orphanWaitSeconds = 600
+
 /** The timeout of a recovery probe when its step declares none. */
 const defaultProbeTimeoutMs = 60_000
 
@@ -195,6 +200,8 @@ export const run = (
     // The branch the task lives on (a rewind forks a new one); a run writes only there.
     const branch = TaskBranch.current(yield* store.branches(taskId))
     const key: LeaseManager.Key = { projectId, taskId, branch }
+    // Where step commands write their output (and pid files) on this machine.
+    const outputDir = path.join(options.home, "output")
 
     const summaryOf = Effect.gen(function*() {
       const summary = yield* models.taskSummary(taskId, branch)
@@ -280,14 +287,17 @@ export const run = (
 
     // The heartbeat: a lost lease stops the run at its next write (the store fences it anyway).
     const lost = yield* Deferred.make<never, LeaseError.LeaseLost>()
+    // A lease this run released itself (with a cancel) is not lost: the heartbeat just stops.
     yield* Effect.sleep(Duration.millis(lease.heartbeatMs)).pipe(
-      Effect.zipRight(Effect.flatMap(Effect.sync(() => lease), (current) => leases.heartbeat(current))),
+      Effect.zipRight(Effect.flatMap(Ref.get(released), (done) => (done ? Effect.never : leases.heartbeat(lease)))),
       Effect.tap((next) => Effect.sync(() => {
         lease = next
       })),
       Effect.catchTag("@ratchet/storage/StorageError", () => Effect.void),
       Effect.forever,
-      Effect.catchAll((error) => error._tag === "@ratchet/lease/LeaseLost" ? Deferred.fail(lost, error) : Effect.void),
+      Effect.catchAll((error) =>
+        Effect.flatMap(Ref.get(released), (done) => (error._tag === "@ratchet/lease/LeaseLost" && !done ? Deferred.fail(lost, error) : Effect.void))
+      ),
       Effect.forkScoped
     )
 
@@ -367,6 +377,22 @@ export const run = (
       })
 
     // ---- recovery -------------------------------------------------------------------------------
+    const waitForOrphan = (intentId: string, step: Plan.Step) =>
+      Effect.gen(function*() {
+        const pgid = StepProcess.orphan(outputDir, intentId)
+        if (pgid === null) return
+        progress({ type: "orphan", taskId, stepId: step.id, pgid })
+        const limit = (step.timeoutSeconds ?? orphanWaitSeconds) * 1000
+        const started = yield* Clock.currentTimeMillis
+        while (StepProcess.orphan(outputDir, intentId) !== null) {
+          if ((yield* Clock.currentTimeMillis) - started > limit) {
+            StepProcess.killGroup(pgid)
+            break
+          }
+          yield* Effect.sleep(Duration.millis(requestPollMs))
+        }
+      }).pipe(Effect.ensuring(Effect.sync(() => StepProcess.discard(outputDir, intentId))))
+
     const recover = (task: Task.Task) =>
       Effect.gen(function*() {
         if (task.state !== "RUNNING") return
@@ -377,6 +403,11 @@ export const run = (
           if (status._tag !== "Open") continue
           const own = intents.filter((intent) => intent.stepId === step.id && intent.attempt === status.attempt)
           const decision = RunState.recoveryOf(step, own)
+          // A dead runner's command may still be running on this machine: nothing about its effect
+          // is decided before it ends (within its timeout, after which its group is killed).
+          if (decision._tag === "Probe" || decision._tag === "Rerun" || decision._tag === "Indeterminate") {
+            yield* waitForOrphan(decision.intentId, step)
+          }
           const runId = current.runId
           const attempt = status.attempt
           const note = (at: number, text: string): Event.Event => ({ _tag: "AttemptNoted", ...meta(at), runId, stepId: step.id, attempt, note: text })
@@ -407,7 +438,9 @@ export const run = (
                 command: decision.command,
                 cwd: root,
                 timeoutMs: step.timeoutSeconds === undefined ? defaultProbeTimeoutMs : step.timeoutSeconds * 1000,
-                env: StepProcess.environment({ taskId, stepId: step.id, attempt })
+                env: StepProcess.environment({ taskId, stepId: step.id, attempt }),
+                directory: outputDir,
+                name: `${decision.intentId}.probe`
               })
               const ended = yield* probe.exit
               const verdict = ended.timedOut || ended.spawnError !== null ? "unknown" : RunState.probeVerdict(ended.exitCode)
@@ -513,6 +546,8 @@ export const run = (
           cwd: root,
           timeoutMs: step.timeoutSeconds === undefined ? null : step.timeoutSeconds * 1000,
           env: StepProcess.environment({ taskId, stepId: step.id, attempt }),
+          directory: outputDir,
+          name: intentId,
           onOutput: (stream, text) => progress({ type: "output", taskId, stepId: step.id, stream, text })
         })
         fault("child-started")

@@ -122,6 +122,12 @@ export interface Stats {
   readonly attempts: ReadonlyArray<AttemptCount>
   /** How many tasks the figures cover. */
   readonly tasks: number
+  /**
+   * The Indeterminate attempts still waiting for a person: their side effect was dispatched and
+   * nobody recorded how it ended (`ratchet unblock <task> --resolve <step> succeeded|failed`). An
+   * Indeterminate attempt stays Indeterminate once settled or cancelled; these are the ones to act on.
+   */
+  readonly unsettled: ReadonlyArray<{ readonly taskId: string; readonly stepId: string; readonly attempt: number; readonly intentId: string }>
   readonly openIntents: {
     readonly total: number
     /** Every bucket, youngest first, zero counts included. */
@@ -171,9 +177,11 @@ export const collect = (
     const tasks = yield* readModels.listTasks(options.projectId)
 
     const counts = new Map<AttemptState, number>(attemptStates.map((state) => [state, 0]))
+    const indeterminate: Array<ReadModel.AttemptRow> = []
     for (const summary of tasks) {
       for (const row of yield* readModels.attempts(summary.streamId)) {
         counts.set(row.state, (counts.get(row.state) ?? 0) + 1)
+        if (row.state === "Indeterminate" && summary.task.state !== "CANCELLED" && summary.task.state !== "COMPLETED") indeterminate.push(row)
       }
     }
 
@@ -181,6 +189,13 @@ export const collect = (
     const intents = (yield* readModels.openIntents()).filter((row) =>
       options.projectId === undefined || streams.has(row.streamId)
     )
+    const unsettled = indeterminate.flatMap((attempt) => {
+      const intent = intents.find((row) =>
+        row.state === "Dispatched" && row.streamId === attempt.streamId && row.runId === attempt.runId &&
+        row.stepId === attempt.stepId && row.attempt === attempt.attempt
+      )
+      return intent === undefined ? [] : [{ taskId: attempt.streamId, stepId: attempt.stepId, attempt: attempt.attempt, intentId: intent.intentId }]
+    })
     const now = yield* Clock.currentTimeMillis
     const aged = yield* Effect.forEach(intents, (row) =>
       Effect.map(
@@ -211,6 +226,7 @@ export const collect = (
     return {
       attempts: attemptStates.map((state) => ({ state, count: counts.get(state) ?? 0 })),
       tasks: tasks.length,
+      unsettled,
       openIntents: {
         total: aged.length,
         byAge: ageBuckets.map((bucket) => ({ bucket, count: byAge.get(bucket) ?? 0 })),
@@ -247,8 +263,8 @@ export const text = (stats: Stats, scope: string): string => {
   const width = Math.max(...attemptStates.map((state) => state.length))
   const lines = [`Attempts by state (${stats.tasks} task(s), ${scope}):`]
   for (const entry of stats.attempts) lines.push(`  ${entry.state.padEnd(width)}  ${entry.count}`)
-  if (countOf(stats, "Indeterminate") > 0) {
-    lines.push("  resolve with: ratchet unblock <task> --resolve <step> succeeded|failed")
+  for (const entry of stats.unsettled.slice(0, oldestLimit)) {
+    lines.push(`  waiting for a person: ratchet unblock ${entry.taskId} --resolve ${entry.stepId} succeeded|failed`)
   }
   lines.push("", `Open intents by age (${stats.openIntents.total}):`)
   for (const entry of stats.openIntents.byAge) lines.push(`  ${entry.bucket.padEnd(width)}  ${entry.count}`)

@@ -1,12 +1,17 @@
 /**
  * A step's command as a child process: `/bin/sh -c <command>` in the workspace, in its own process
  * group (so a cancel or a timeout stops everything it started, and a runner killed with SIGKILL
- * does not take it down: its effect runs to its end, which is what recovery must reason about),
- * with its output captured (bounded: the first and the last bytes are kept) and streamed to the
- * caller line by line.
+ * does not take it down: its effect runs to its end, which is what recovery must reason about).
+ * Its output goes to files, not pipes — a pipe whose reader died would kill an orphaned command
+ * with SIGPIPE at its next write, half way through its effect — and the runner tails the files
+ * for the live view and keeps the first and last bytes of each as the step's output. A pid file
+ * beside them lets the next runner on this machine wait for an orphaned command before it
+ * decides anything about its effect.
  *
  * @since 0.1.0
  */
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { spawn } from "node:child_process"
 import * as Effect from "effect/Effect"
 
@@ -49,46 +54,41 @@ export interface Running {
  */
 export const maxCapturedBytes = 8 * 1024 * 1024
 
-/** Keeps the head and the tail of a stream within `limit` bytes. */
-class Capture {
-  private head: Array<Buffer> = []
-  private headBytes = 0
-  private tail: Array<Buffer> = []
-  private tailBytes = 0
-  private dropped = 0
-  constructor(private readonly limit: number) {}
-  add(chunk: Buffer) {
-    const half = this.limit / 2
-    if (this.headBytes < half) {
-      const take = chunk.subarray(0, half - this.headBytes)
-      this.head.push(take)
-      this.headBytes += take.length
-      chunk = chunk.subarray(take.length)
-    }
-    if (chunk.length === 0) return
-    this.tail.push(chunk)
-    this.tailBytes += chunk.length
-    while (this.tailBytes > half && this.tail.length > 0) {
-      const first = this.tail[0] as Buffer
-      const excess = this.tailBytes - half
-      if (first.length <= excess) {
-        this.tail.shift()
-        this.tailBytes -= first.length
-        this.dropped += first.length
-      } else {
-        this.tail[0] = first.subarray(excess)
-        this.tailBytes -= excess
-        this.dropped += excess
-      }
-    }
+/** The first and last `limit / 2` bytes of the file at `file` (with a marker for what was left out). */
+const captured = (file: string, limit: number): Uint8Array => {
+  let fd: number
+  try {
+    fd = fs.openSync(file, "r")
+  } catch {
+    return new Uint8Array()
   }
-  bytes(): Uint8Array {
-    const marker = this.dropped > 0 ? [Buffer.from(`\n… ${this.dropped} bytes not kept …\n`)] : []
-    return Buffer.concat([...this.head, ...marker, ...this.tail])
+  try {
+    const size = fs.fstatSync(fd).size
+    const read = (at: number, length: number) => {
+      const buffer = Buffer.alloc(length)
+      let done = 0
+      while (done < length) {
+        const n = fs.readSync(fd, buffer, done, length - done, at + done)
+        if (n === 0) break
+        done += n
+      }
+      return buffer.subarray(0, done)
+    }
+    if (size <= limit) return read(0, size)
+    const half = Math.floor(limit / 2)
+    return Buffer.concat([read(0, half), Buffer.from(`\n… ${size - 2 * half} bytes not kept …\n`), read(size - half, half)])
+  } finally {
+    fs.closeSync(fd)
   }
 }
 
-const killGroup = (pid: number, signal: NodeJS.Signals) => {
+/**
+ * Sends `signal` (SIGKILL by default) to every process of group `pid`; a group already gone is fine.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const killGroup = (pid: number, signal: NodeJS.Signals = "SIGKILL"): void => {
   try {
     process.kill(-pid, signal)
   } catch {
@@ -97,7 +97,64 @@ const killGroup = (pid: number, signal: NodeJS.Signals) => {
 }
 
 /**
- * Starts `command`. `onOutput` receives each chunk of stdout and stderr as it arrives.
+ * The files a command with output name `name` uses under `directory`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const filesOf = (directory: string, name: string) => ({
+  stdout: path.join(directory, `${name}.out`),
+  stderr: path.join(directory, `${name}.err`),
+  pid: path.join(directory, `${name}.pid`)
+})
+
+/** Whether any process of group `pgid` is alive. */
+const groupAlive = (pgid: number): boolean => {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * The process group of a command started under `name` that is still running on this machine (its
+ * runner died), or null.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const orphan = (directory: string, name: string): number | null => {
+  let text: string
+  try {
+    text = fs.readFileSync(filesOf(directory, name).pid, "utf8").slice(0, 64)
+  } catch {
+    return null
+  }
+  const pgid = /^\d{1,10}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN
+  return Number.isSafeInteger(pgid) && pgid > 1 && groupAlive(pgid) ? pgid : null
+}
+
+/**
+ * Removes what a command under `name` left in `directory` (its output files and pid file).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const discard = (directory: string, name: string): void => {
+  for (const file of Object.values(filesOf(directory, name))) {
+    try {
+      fs.rmSync(file, { force: true })
+    } catch {
+      // Not a file we made (a directory, or a file where the directory should be): leave it.
+    }
+  }
+}
+
+/**
+ * Starts `command`, its output in files named `name` under `directory`. `onOutput` receives what
+ * it writes, as it writes it (polled every 100 ms).
  *
  * @since 0.1.0
  * @category constructors
@@ -107,55 +164,90 @@ export const start = (input: {
   readonly cwd: string
   readonly timeoutMs: number | null
   readonly env: NodeJS.ProcessEnv
+  readonly directory: string
+  readonly name: string
   readonly onOutput?: ((stream: "stdout" | "stderr", chunk: string) => void) | undefined
 }): Running => {
   const started = Date.now()
-  const stdout = new Capture(maxCapturedBytes)
-  const stderr = new Capture(maxCapturedBytes)
+  const files = filesOf(input.directory, input.name)
   let timedOut = false
   let cancelled = false
   let spawnError: string | null = null
-  const child = spawn("/bin/sh", ["-c", input.command], {
-    cwd: input.cwd,
-    env: input.env,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  const pid = child.pid ?? null
-  child.stdout?.on("data", (chunk: Buffer) => {
-    stdout.add(chunk)
-    input.onOutput?.("stdout", chunk.toString("utf8"))
-  })
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr.add(chunk)
-    input.onOutput?.("stderr", chunk.toString("utf8"))
-  })
-  const timer = input.timeoutMs === null ? null : setTimeout(() => {
+  let child: ReturnType<typeof spawn> | null = null
+  try {
+    fs.mkdirSync(input.directory, { recursive: true, mode: 0o700 })
+    const out = fs.openSync(files.stdout, "w", 0o600)
+    const err = fs.openSync(files.stderr, "w", 0o600)
+    try {
+      child = spawn("/bin/sh", ["-c", input.command], { cwd: input.cwd, env: input.env, detached: true, stdio: ["ignore", out, err] })
+    } finally {
+      fs.closeSync(out)
+      fs.closeSync(err)
+    }
+    if (child.pid !== undefined) fs.writeFileSync(files.pid, String(child.pid), { mode: 0o600 })
+  } catch (error) {
+    spawnError = error instanceof Error ? error.message : String(error)
+  }
+  const pid = child?.pid ?? null
+  // The live view: what each file gained since the last look.
+  const offsets = { stdout: 0, stderr: 0 }
+  const tail = () => {
+    if (input.onOutput === undefined) return
+    for (const stream of ["stdout", "stderr"] as const) {
+      try {
+        const fd = fs.openSync(files[stream], "r")
+        try {
+          const buffer = Buffer.alloc(64 * 1024)
+          let n: number
+          while ((n = fs.readSync(fd, buffer, 0, buffer.length, offsets[stream])) > 0) {
+            offsets[stream] += n
+            input.onOutput(stream, buffer.toString("utf8", 0, n))
+          }
+        } finally {
+          fs.closeSync(fd)
+        }
+      } catch {
+        // Not there (yet, or any more): nothing to show.
+      }
+    }
+  }
+  const poll = setInterval(tail, 100)
+  const timer = input.timeoutMs === null || pid === null ? null : setTimeout(() => {
     timedOut = true
-    if (pid !== null) killGroup(pid, "SIGKILL")
+    killGroup(pid, "SIGKILL")
   }, input.timeoutMs)
   const ended = new Promise<Exit>((resolve) => {
+    let finished = false
     const finish = (exitCode: number | null, signal: string | null) => {
+      if (finished) return
+      finished = true
+      clearInterval(poll)
       if (timer !== null) clearTimeout(timer)
       // Whatever the shell left behind in its group goes with it.
       if (pid !== null) killGroup(pid, "SIGKILL")
-      resolve({
+      tail()
+      const result: Exit = {
         exitCode,
         signal,
         timedOut,
         cancelled,
         spawnError,
         durationMs: Date.now() - started,
-        stdout: stdout.bytes(),
-        stderr: stderr.bytes()
-      })
+        stdout: captured(files.stdout, maxCapturedBytes),
+        stderr: captured(files.stderr, maxCapturedBytes)
+      }
+      discard(input.directory, input.name)
+      resolve(result)
+    }
+    if (child === null) {
+      finish(null, null)
+      return
     }
     child.on("error", (error) => {
       spawnError = error.message
       finish(null, null)
     })
-    // `close` waits for the output pipes as well as the exit.
-    child.on("close", (code, signal) => finish(code, signal))
+    child.on("exit", (code, signal) => finish(code, signal))
   })
   return {
     pid,

@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { execFile } from "node:child_process"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Digest from "@ratchet/kernel/Digest"
@@ -83,17 +84,26 @@ export const observe = (root: string): Effect.Effect<Observation, WorkTreeError>
     const sorted = [...new Set(paths)].sort()
     const dirty = new Map<string, string>()
     if (sorted.length === 0) return { head, dirty }
-    // `hash-object` fails on a path that no longer exists: hash the ones that do, mark the rest.
-    const existing = sorted.filter((entry) => {
+    // `hash-object` fails on a path that no longer exists, and it follows a symbolic link (so it
+    // fails on a dangling one or one to a directory): hash the regular files with git, a link by
+    // its target, and mark the rest.
+    const existing: Array<string> = []
+    const hashOf = new Map<string, string>()
+    for (const entry of sorted) {
       try {
-        const stat = fs.lstatSync(path.join(root, entry))
-        return stat.isFile() || stat.isSymbolicLink()
+        const full = path.join(root, entry)
+        const stat = fs.lstatSync(full)
+        if (stat.isFile()) existing.push(entry)
+        else if (stat.isSymbolicLink()) hashOf.set(entry, `link:${createHash("sha256").update(fs.readlinkSync(full)).digest("hex")}`)
       } catch {
-        return false
+        // Gone: marked deleted below.
       }
-    })
-    const hashes = existing.length === 0 ? [] : (yield* checked(root, ["hash-object", "--no-filters", "--stdin-paths"], `${existing.join("\n")}\n`)).trim().split("\n")
-    const hashOf = new Map(existing.map((path, i) => [path, hashes[i] ?? "unknown"]))
+    }
+    // `--stdin-paths` unquotes a line that starts with `"`: `./` keeps every name literal.
+    const hashes = existing.length === 0
+      ? []
+      : (yield* checked(root, ["hash-object", "--no-filters", "--stdin-paths"], existing.map((entry) => `./${entry}\n`).join(""))).trim().split("\n")
+    existing.forEach((path, i) => hashOf.set(path, hashes[i] ?? "unknown"))
     for (const path of sorted) dirty.set(path, hashOf.get(path) ?? "deleted")
     return { head, dirty }
   })

@@ -38,6 +38,8 @@ export * as Scope from "./Scope.js"
 /** @since 0.1.0 */
 export * as StepProcess from "./StepProcess.js"
 /** @since 0.1.0 */
+export * as TaskBranch from "./TaskBranch.js"
+/** @since 0.1.0 */
 export * as TaskView from "./TaskView.js"
 /** @since 0.1.0 */
 export * as Workspace from "./Workspace.js"

@@ -95,6 +95,7 @@ describe("Stats.collect", () => {
           { state: "Succeeded", count: 0 }
         ],
         tasks: 0,
+        unsettled: [],
         openIntents: {
           total: 0,
           byAge: [
@@ -109,7 +110,7 @@ describe("Stats.collect", () => {
       })
       const text = Stats.text(stats, "every project in the store")
       expect(text).toContain("Attempts by state (0 task(s), every project in the store):")
-      expect(text).not.toContain("resolve with")
+      expect(text).not.toContain("waiting for a person")
       expect(text).not.toContain("Oldest open intents")
       expect(text.indexOf("Indeterminate")).toBeLessThan(text.indexOf("Running"))
     }).pipe(Effect.provide(store())))
@@ -182,7 +183,8 @@ describe("Stats.collect", () => {
       ])
       const text = Stats.text(all, "every project in the store")
       expect(text).toContain("Attempts by state (3 task(s), every project in the store):")
-      expect(text).toContain("resolve with: ratchet unblock <task> --resolve <step> succeeded|failed")
+      expect(all.unsettled).toEqual([{ taskId: "t-3", stepId: "s-1", attempt: 1, intentId: "i-later" }])
+      expect(text).toContain("waiting for a person: ratchet unblock t-3 --resolve s-1 succeeded|failed")
       expect(text).toContain("Open intents by age (5):")
       expect(text).toContain("2d  t-1  step s-1 attempt 1  i-old (Pending)")
 

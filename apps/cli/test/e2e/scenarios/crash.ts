@@ -16,7 +16,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { checkLog, confirmationOf, type Engine, events, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
-import { commandStep, planOf, transitionsOf, until } from "./run.js"
+import { commandStep, planOf, transitionsOf } from "./run.js"
 
 const points = [
   "attempt-started",
@@ -60,7 +60,9 @@ export const crashMatrix = (engine: Engine): void => {
     it.each(cases)("SIGKILL at $point, $kind step: recovered without losing or repeating anything", async ({ point, kind }: { point: Point; kind: Kind }) => {
       const world = await makeWorld(engine)
       const marker = path.join(world.root, "marker.txt")
-      const command = `echo ran >> ${JSON.stringify(marker)}`
+      // It prints before and after its effect and takes a moment: an orphaned command must neither
+      // die of its runner's death (SIGPIPE) nor be judged by recovery before it has ended.
+      const command = `echo starting; sleep 1.5; echo ran >> ${JSON.stringify(marker)}; echo finished`
       const step = commandStep("effect", command, {
         ...(kind === "idempotent" ? { idempotent: true } : {}),
         ...(kind === "probed" ? { probe: `test -s ${JSON.stringify(marker)}` } : {})
@@ -70,9 +72,8 @@ export const crashMatrix = (engine: Engine): void => {
       // 1. the runner dies at the point (the CLI reports the runner's death as exit 1)
       const crashed = await world.run(["run", taskId], { env: { ...leaseEnv, RATCHET_FAULT: point } })
       expect(crashed.code, crashed.stderr).toBe(1)
-      // the child survives its runner: wait for its effect where it was started
-      if (effectRan(point)) await until("the orphaned step's effect", async () => lines(marker) === 1)
-      else expect(lines(marker)).toBe(0)
+      // where it was started, the child outlives its runner; recovery waits for it to end
+      if (!effectRan(point)) expect(lines(marker)).toBe(0)
       const before = await events(world, taskId)
       expect((await status(world, taskId)).lease.status).not.toBe("free")
 
@@ -87,6 +88,10 @@ export const crashMatrix = (engine: Engine): void => {
         expect(recovered.code, recovered.stdout).toBe(3)
         expect(result.outcomes[0]).toMatchObject({ state: "BLOCKED", blocker: { category: "decision_needed" } })
         expect(result.outcomes[0].blocker.requiredAction).toContain(`ratchet unblock ${taskId} --resolve effect succeeded|failed`)
+        // unblocking around the unknown step is refused: it must be settled first
+        const around = await world.run(["unblock", taskId, "--to", "RUNNING", "--resolution", "just go on", "--json"], { env: leaseEnv })
+        expect(around.code).toBe(2)
+        expect(around.json.error.fix).toContain(`ratchet unblock ${taskId} --resolve effect succeeded|failed`)
         // the person looks at the marker and tells the truth
         await settle(world, taskId, "effect", effectRan(point) ? "succeeded" : "failed")
         const finished = await world.run(["run", taskId], { env: leaseEnv })

@@ -211,15 +211,20 @@ export const runScenarios = (engine: Engine): void => {
 
     it("pause stops at the next step boundary; resume continues only on the checkout it paused on", async () => {
       const world = await makeWorld(engine)
+      // Step one waits for the test to have asked for the pause (no race with the machine's speed).
+      const go = path.join(world.root, "go")
       const plan = planOf([
-        commandStep("one", "echo go > test/one.txt; sleep 2"),
+        commandStep("one", `echo go > test/one.txt; while [ ! -f ${JSON.stringify(go)} ]; do sleep 0.1; done`, { timeoutSeconds: 120 }),
         commandStep("two", "echo two > test/two.txt", { needs: ["one"] })
       ])
       const taskId = await toPlanApproved(world, "Pause between steps", specIn(), plan)
       const running = world.run(["run", taskId])
       await until("step one to start", async () => fs.existsSync(path.join(world.repo, "test", "one.txt")))
+      // the runner is inside step one: the pause is requested, and happens at the next boundary
       const paused = await world.run(["pause", taskId, "--reason", "lunch", "--json"])
       expect(paused.code, paused.stderr).toBe(0)
+      expect(paused.json).toMatchObject({ requested: true, acknowledged: false, state: "RUNNING" })
+      fs.writeFileSync(go, "")
       expect((await running).code).toBe(0)
       await until("the pause", async () => (await status(world, taskId)).state === "PAUSED")
       expect(fs.existsSync(path.join(world.repo, "test", "two.txt"))).toBe(false)
@@ -245,7 +250,9 @@ export const runScenarios = (engine: Engine): void => {
 
     it("--detach returns at once; status shows the runner's heartbeat; the runner exits when the run has no work", async () => {
       const world = await makeWorld(engine)
-      const plan = planOf([commandStep("slowly", "sleep 1; echo done > test/done.txt")])
+      // The step waits for the test to have looked at the live runner (no race with its speed).
+      const go = path.join(world.root, "go")
+      const plan = planOf([commandStep("slowly", `while [ ! -f ${JSON.stringify(go)} ]; do sleep 0.1; done; echo done > test/done.txt`, { timeoutSeconds: 120 })])
       const taskId = await toPlanApproved(world, "A detached run", specIn(), plan)
       const started = await world.run(["run", taskId, "--detach", "--json"], { env: { RATCHET_LEASE_HEARTBEAT_MS: "100", RATCHET_LEASE_GRACE_MS: "1000" } })
       expect(started.code, started.stderr).toBe(0)
@@ -256,6 +263,7 @@ export const runScenarios = (engine: Engine): void => {
       const text = await world.ok(["status", taskId])
       expect(text.stdout).toMatch(/held by runner session .* pid \d+/)
       expect(text.stdout).toContain("last heartbeat")
+      fs.writeFileSync(go, "")
       await until("the run to reach VERIFYING", async () => (await status(world, taskId)).state === "VERIFYING")
       await until("the runner to exit", async () => {
         try {

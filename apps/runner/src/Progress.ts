@@ -1,6 +1,6 @@
 /**
  * What a person sees while a run works: the step (n of m), its attempt and command, a live tail of
- * its output, and how it ended. With `--json`, every progress event is one NDJSON line instead.
+ * its output, the elapsed time of a long step (every few seconds), and how it ended. With `--json`, every progress event is one NDJSON line instead.
  *
  * @since 0.1.0
  */
@@ -39,6 +39,9 @@ export const human = (stream: NodeJS.WritableStream, colour: boolean): Sink => {
           break
         case "recovered":
           line(`recovered ${event.stepId} attempt ${event.attempt}: ${event.decision}`)
+          break
+        case "tick":
+          line(dim(`… ${event.stepId} attempt ${event.attempt} running for ${Math.round(event.elapsedMs / 1000)} s`))
           break
         case "orphan":
           line(`waiting for ${event.stepId}'s command, still running from a runner that died (process group ${event.pgid})`)

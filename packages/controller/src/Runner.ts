@@ -83,6 +83,7 @@ export type Progress =
   | { readonly type: "run"; readonly taskId: string; readonly runId: string; readonly steps: number; readonly started: boolean; readonly epoch: number }
   | { readonly type: "recovered"; readonly taskId: string; readonly stepId: string; readonly attempt: number; readonly decision: string }
   | { readonly type: "orphan"; readonly taskId: string; readonly stepId: string; readonly pgid: number }
+  | { readonly type: "tick"; readonly taskId: string; readonly stepId: string; readonly attempt: number; readonly elapsedMs: number }
   | {
     readonly type: "step"
     readonly taskId: string
@@ -160,6 +161,9 @@ export type RunError =
   | EventStore.InvalidRequest
   | StorageError
   | WorkTree.WorkTreeError
+
+/** How often a long step reports that it is still running (elapsed time). */
+const tickMs = 5_000
 
 /** How often a running child's runner looks for a cancel request. */
 const requestPollMs = 200
@@ -553,9 +557,16 @@ export const run = (
         fault("child-started")
         // While the child runs, a cancel from another terminal (or a lost lease) stops it.
         let cancelRequest: RunRequest.Request | null = null
+        const startedAt = yield* Clock.currentTimeMillis
+        let lastTick = startedAt
         const watch = Effect.gen(function*() {
           while (true) {
             yield* Effect.sleep(Duration.millis(requestPollMs))
+            const now = yield* Clock.currentTimeMillis
+            if (now - lastTick >= tickMs) {
+              lastTick = now
+              progress({ type: "tick", taskId, stepId: step.id, attempt, elapsedMs: now - startedAt })
+            }
             const request = RunRequest.read(options.home, taskId)
             if (request !== null && request.kind === "cancel") {
               cancelRequest = request

@@ -50,7 +50,11 @@ const TYPES = [
   "CheckpointRecorded",
   "LeaseAcquired",
   "LeaseTakenOver",
-  "LeaseReleased"
+  "LeaseReleased",
+  "CommandExited",
+  "BoundaryRecorded",
+  "AttemptNoted",
+  "IntentSettled"
 ] as const
 
 /** The stored form: encoded, then through JSON text as a store would keep it. */
@@ -86,7 +90,7 @@ const roundTrips = (event: AnyEvent): void => {
 }
 
 describe("the catalogue", () => {
-  it("lists the 36 event types, each at version 1", () => {
+  it("lists the 40 event types, each at version 1", () => {
     expect(Object.keys(Event.catalogue)).toEqual(TYPES)
     for (const type of TYPES) expect(Event.catalogue[type], type).toBe(1)
   })

@@ -251,6 +251,8 @@ const subjectDigest = (task: Task.Task | null, subject: Event.ReceiptSubject): D
       return task?.plan?.digest ?? fakeDigest("3")
     case "scope":
       return fakeDigest("4")
+    case "resolution":
+      return fakeDigest("5")
   }
 }
 
@@ -673,6 +675,10 @@ const target = (event: AnyEvent): State | null => {
     case "LeaseAcquired":
     case "LeaseTakenOver":
     case "LeaseReleased":
+    case "CommandExited":
+    case "BoundaryRecorded":
+    case "AttemptNoted":
+    case "IntentSettled":
       return null
   }
 }

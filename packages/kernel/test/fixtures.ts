@@ -562,7 +562,48 @@ export const SAMPLE_EVENTS: { readonly [Tag in Event.Event["_tag"]]: Extract<Eve
     heartbeatMs: 2000,
     graceMs: 3000
   }),
-  LeaseReleased: made({ _tag: "LeaseReleased", actor: user, at: 36, epoch: 2 })
+  LeaseReleased: made({ _tag: "LeaseReleased", actor: user, at: 36, epoch: 2 }),
+  CommandExited: made({
+    _tag: "CommandExited",
+    actor: runner,
+    at: 37,
+    intentId: "i-1",
+    runId: "run-1",
+    stepId: "build",
+    attempt: 1,
+    exitCode: 2,
+    signal: null,
+    durationMs: 1_250,
+    timedOut: false,
+    stdoutRef: fakeDigest("d"),
+    stderrRef: null,
+    outputTail: "error: tests failed",
+    changedPaths: ["src/a.ts", "test/a.test.ts"]
+  }),
+  BoundaryRecorded: made({
+    _tag: "BoundaryRecorded",
+    actor: runner,
+    at: 38,
+    runId: "run-1",
+    head: "0123456789abcdef0123456789abcdef01234567",
+    dirtyPaths: ["src/a.ts"],
+    dirtyDigest: fakeDigest("e"),
+    specDigest: sampleSpecDigest,
+    planDigest: Plan.digest(samplePlan),
+    nextStep: "docs"
+  }),
+  AttemptNoted: made({ _tag: "AttemptNoted", actor: user, at: 39, runId: "run-1", stepId: "docs", attempt: 1, note: "reviewed" }),
+  IntentSettled: made({
+    _tag: "IntentSettled",
+    actor: user,
+    at: 40,
+    intentId: "i-1",
+    runId: "run-1",
+    stepId: "build",
+    attempt: 1,
+    outcome: "Succeeded",
+    receipt: sampleReceipt("resolution", fakeDigest("f"))
+  })
 }
 
 /**

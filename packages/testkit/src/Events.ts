@@ -13,6 +13,7 @@
  *
  * @since 0.1.0
  */
+import type * as Digest from "@ratchet/kernel/Digest"
 import type * as Event from "@ratchet/kernel/Event"
 
 /**
@@ -274,3 +275,88 @@ export const leaseTakenOver = (
  */
 export const leaseReleased = (epoch: number, meta: Meta = {}): Of<"LeaseReleased"> =>
   build("LeaseReleased", actors.runner, meta, { epoch })
+
+/**
+ * What a step's command did (exit code, duration, output refs, changed paths), beside its intent's
+ * resolution.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const commandExited = (
+  intentId: string,
+  target: { readonly runId: string; readonly stepId: string; readonly attempt: number },
+  exit: { readonly exitCode?: number | null; readonly timedOut?: boolean; readonly changedPaths?: ReadonlyArray<string> } = {},
+  meta: Meta = {}
+): Of<"CommandExited"> =>
+  build("CommandExited", actors.runner, meta, {
+    intentId,
+    runId: target.runId,
+    stepId: target.stepId,
+    attempt: target.attempt,
+    exitCode: exit.exitCode === undefined ? 0 : exit.exitCode,
+    signal: exit.exitCode === null ? "SIGKILL" : null,
+    durationMs: 12,
+    timedOut: exit.timedOut ?? false,
+    stdoutRef: null,
+    stderrRef: null,
+    outputTail: "",
+    changedPaths: exit.changedPaths ?? []
+  })
+
+/**
+ * The work tree and the digests at a step boundary.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const boundaryRecorded = (
+  runId: string,
+  digests: { readonly specDigest: Digest.Digest; readonly planDigest: Digest.Digest },
+  nextStep: string | null,
+  meta: Meta = {}
+): Of<"BoundaryRecorded"> =>
+  build("BoundaryRecorded", actors.runner, meta, {
+    runId,
+    head: null,
+    dirtyPaths: [],
+    dirtyDigest: "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+    specDigest: digests.specDigest,
+    planDigest: digests.planDigest,
+    nextStep
+  })
+
+/**
+ * A note on an attempt (a worker's, or recovery's).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const attemptNoted = (
+  target: { readonly runId: string; readonly stepId: string; readonly attempt: number },
+  note: string,
+  meta: Meta = {}
+): Of<"AttemptNoted"> =>
+  build("AttemptNoted", actors.runner, meta, { runId: target.runId, stepId: target.stepId, attempt: target.attempt, note })
+
+/**
+ * A person's settlement of a dispatched intent whose outcome was never recorded, with its receipt.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const intentSettled = (
+  intentId: string,
+  target: { readonly runId: string; readonly stepId: string; readonly attempt: number },
+  outcome: "Succeeded" | "Failed",
+  digest: Digest.Digest,
+  meta: Meta = {}
+): Of<"IntentSettled"> =>
+  build("IntentSettled", actors.user, meta, {
+    intentId,
+    runId: target.runId,
+    stepId: target.stepId,
+    attempt: target.attempt,
+    outcome,
+    receipt: { subject: "resolution", digest, actor: actors.user, channel: "terminal", at: meta.at ?? defaultAt }
+  })

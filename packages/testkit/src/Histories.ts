@@ -362,6 +362,20 @@ const factsFor = (aggregate: Task.Aggregate, context: Context): ReadonlyArray<Re
   if (toResolve !== undefined) {
     facts.push([Events.intentResolved(toResolve, n % 2 === 0 ? "Succeeded" : "Failed", [`out-${n}`], at)])
   }
+  facts.push([
+    Events.commandExited(`i-${n}`, target, { exitCode: n % 3 === 0 ? null : n % 2, changedPaths: n % 2 === 0 ? ["src/a.ts"] : [] }, at),
+    Events.attemptNoted(target, `note ${n}`, at)
+  ])
+  if (aggregate._tag === "Task" && aggregate.spec !== null && aggregate.plan !== null) {
+    facts.push([Events.boundaryRecorded(runId, { specDigest: aggregate.spec.digest, planDigest: aggregate.plan.digest }, n % 2 === 0 ? "docs" : null, at)])
+  }
+  const toSettle = pick(dispatched, n + 2)
+  if (toSettle !== undefined) {
+    facts.push([
+      Events.intentResolved(toSettle, "Succeeded", [], { ...at, actor: Events.actors.user }),
+      Events.intentSettled(toSettle, target, "Succeeded", Digest.ofCanonical(`settle ${toSettle}`), at)
+    ])
+  }
   const toAbandon = pick([...pending, ...dispatched], n + 1)
   if (toAbandon !== undefined) facts.push([Events.intentAbandoned(toAbandon, "the runner restarted", at)])
   if (context.leases) {

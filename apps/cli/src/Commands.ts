@@ -380,7 +380,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
       "Starts the runner, a process that lives only while the run has work: it passes the run-start gate (current contract and plan digests, scope, the writer lease taken by the runner), then runs each step in `needs` order as attempts. A command step's side effect is an intent recorded before the child starts and resolved after it exits (exit code, duration, output as blobs, the paths it changed); a failure gets a successor attempt within the retry budget, a repeated failure, no progress or a spent budget BLOCKS; a path changed outside the scope BLOCKS naming it.",
       "It stops when every step is done (VERIFYING), at a manual step (finish it with ratchet step done), or when the task blocks, pauses or is cancelled. At every start it recovers what a dead runner left open (docs/guides/recovery.md). Progress goes to the terminal (step n of m, attempt, live output); with --json, NDJSON events and a final result line.",
       "Exit 0 when it stopped as planned (VERIFYING, a manual step, a pause or a cancel), 3 when the task is BLOCKED, 4 when another writer holds the lease. Ctrl-C pauses after the current step; a second Ctrl-C stops at once."
-    ].join("\n\n"),
+    ].join(" "),
     positionals: [{ name: "task", description: "The task id (omit with --any)", required: false }],
     options: {
       any: { type: "boolean", description: "Take this project's runnable tasks (PLAN_APPROVED or RUNNING, lease free) one after another until none is left." },
@@ -404,7 +404,19 @@ export const commands: ReadonlyArray<CommandSpec> = [
         if (parsed.options["takeover"] === true && any) {
           return yield* misuse("--takeover names one task's lease.", "With --any use --takeover-expired.")
         }
-        if (typeof task === "string") yield* Effect.flatMap(controller, (c) => c.status(task))
+        if (typeof task === "string") {
+          // Refused here rather than in a detached runner's log, where nobody would see it.
+          const view = yield* Effect.flatMap(controller, (c) => c.status(task))
+          if (view.state !== "PLAN_APPROVED" && view.state !== "RUNNING") {
+            return yield* new Task.Refused({
+              code: view.terminal ? "terminal_state" : view.state === "PAUSED" ? "task_paused" : "forbidden_transition",
+              command: "Run",
+              state: view.state,
+              reason: `a run executes a task that is PLAN_APPROVED or RUNNING; this one is ${view.state}.`,
+              action: view.next
+            })
+          }
+        }
         const args = [
           ...(typeof task === "string" ? [task] : ["--any"]),
           ...(parsed.options["takeover"] === true ? ["--takeover"] : []),
@@ -457,21 +469,28 @@ export const commands: ReadonlyArray<CommandSpec> = [
             Effect.catchTag("@ratchet/controller/LeaseConflict", (conflict) =>
               parsed.options["lease-epoch"] !== undefined
                 ? Effect.fail(conflict)
-                : Effect.map(
+                : Effect.flatMap(
+                  // No runner holds the lease after all: the conflict stands.
                   c.requestStop(str(parsed, "task"), {
                     kind: "pause",
                     reason: (parsed.options["reason"] as string | undefined) ?? "paused from the terminal",
                     home: Store.home(),
                     waitMs: 5_000
-                  }, invocation(parsed, env)),
-                  (stopped) =>
-                    ok(
-                      { taskId: stopped.task.taskId, state: stopped.task.state, requested: true, acknowledged: stopped.acknowledged, task: stopped.task },
-                      stopped.acknowledged
-                        ? `Paused by its runner\n${stopped.task.taskId}: ${env.style.bold(stopped.task.state)}\nnext: ${Render.visible(stopped.task.next)}`
-                        : `Pause requested: the runner pauses after the current step.\n${stopped.task.taskId}: ${env.style.bold(stopped.task.state)}`
-                    )
-                ).pipe(Effect.catchTag("@ratchet/controller/InvalidRequest", () => Effect.fail(conflict)))
+                  }, invocation(parsed, env)).pipe(Effect.catchTag("@ratchet/controller/InvalidRequest", () => Effect.fail(conflict))),
+                  (stopped): Effect.Effect<Outcome, Controller.WriteError> => {
+                    const json = { taskId: stopped.task.taskId, state: stopped.task.state, requested: true, acknowledged: stopped.acknowledged, task: stopped.task }
+                    const line = `${stopped.task.taskId}: ${env.style.bold(stopped.task.state)}`
+                    if (stopped.acknowledged) return Effect.succeed(ok(json, `Paused by its runner\n${line}\nnext: ${Render.visible(stopped.task.next)}`))
+                    if (stopped.task.lease.status !== "free") {
+                      return Effect.succeed(ok(json, `Pause requested: the runner pauses after the current step.\n${line}`))
+                    }
+                    // The runner ended its run first (a manual step, a block, every step done).
+                    return stopped.task.state === "RUNNING"
+                      ? Effect.map(c.pause(str(parsed, "task"), parsed.options["reason"] as string | undefined, invocation(parsed, env)), (written) =>
+                        ok(writtenJson(written), writtenText(written, env, "Paused")))
+                      : Effect.succeed(ok(json, `The run stopped before it could pause: the task is ${stopped.task.state}.\nnext: ${Render.visible(stopped.task.next)}`))
+                  }
+                )
             )
           )
       )
@@ -519,14 +538,20 @@ export const commands: ReadonlyArray<CommandSpec> = [
             Effect.catchTag("@ratchet/controller/LeaseConflict", (conflict) =>
               parsed.options["lease-epoch"] !== undefined
                 ? Effect.fail(conflict)
-                : Effect.map(
-                  c.requestStop(str(parsed, "task"), { kind: "cancel", reason: str(parsed, "reason"), home: Store.home(), waitMs: 30_000 }, invocation(parsed, env)),
-                  (stopped) =>
-                    ok(
-                      { taskId: stopped.task.taskId, state: stopped.task.state, requested: true, acknowledged: stopped.acknowledged, task: stopped.task },
-                      `Cancelled by its runner (terminal)\n${stopped.task.taskId}: ${env.style.bold(stopped.task.state)}\nnext: ${Render.visible(stopped.task.next)}`
-                    )
-                ).pipe(Effect.catchTag("@ratchet/controller/InvalidRequest", () => Effect.fail(conflict)))
+                : Effect.flatMap(
+                  // No runner holds the lease after all: the conflict stands.
+                  c.requestStop(str(parsed, "task"), { kind: "cancel", reason: str(parsed, "reason"), home: Store.home(), waitMs: 30_000 }, invocation(parsed, env))
+                    .pipe(Effect.catchTag("@ratchet/controller/InvalidRequest", () => Effect.fail(conflict))),
+                  (stopped): Effect.Effect<Outcome, Controller.WriteError> =>
+                    stopped.acknowledged
+                      ? Effect.succeed(ok(
+                        { taskId: stopped.task.taskId, state: stopped.task.state, requested: true, acknowledged: true, task: stopped.task },
+                        `Cancelled by its runner (terminal)\n${stopped.task.taskId}: ${env.style.bold(stopped.task.state)}\nnext: ${Render.visible(stopped.task.next)}`
+                      ))
+                      // The runner ended its run first and let the lease go: cancel directly.
+                      : Effect.map(c.cancel(str(parsed, "task"), str(parsed, "reason"), invocation(parsed, env)), (written) =>
+                        ok(writtenJson(written), writtenText(written, env, "Cancelled (terminal)")))
+                )
             )
           )
       )
@@ -564,7 +589,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     description: [
       "Back to RUNNING, or to VERIFYING only when the missing evidence or dependency is supplied with no code change. When the contract must change, use ratchet reopen.",
       "With --resolve: a step whose side effect was dispatched and whose runner died before recording the outcome is Indeterminate, and the task BLOCKED until a person decides. Check whether the effect happened, then settle it: succeeded (the step counts as done) or failed (a successor attempt runs it again). This is your decision, typed on an interactive terminal and recorded as a receipt; the task goes back to RUNNING."
-    ].join("\n\n"),
+    ].join(" "),
     positionals: [taskArg, { name: "outcome", description: "With --resolve: what happened", required: false, choices: ["succeeded", "failed"] }],
     options: {
       to: { type: "string", choices: ["RUNNING", "VERIFYING"], valueName: "RUNNING|VERIFYING", description: "Where the task goes." },
@@ -614,17 +639,17 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet rewind <task> --to <lsn>",
     summary: "Fork the task's history at an earlier position and continue from there",
     description:
-      "From PAUSED, BLOCKED or FAILED (nothing runs): forks the task's current branch at the event with that LSN into a new branch (rewind-1, rewind-2, …), and the task lives on it from now: its state is what it was right after that event. Nothing is deleted: the old branch stays readable with ratchet log <task> --branch <name>. A rewind to the middle of a step is recovered like a crash when the run continues: a side effect already dispatched is never re-run silently.",
+      "From PAUSED, BLOCKED or FAILED (nothing runs), by a person at an interactive terminal: forks the task's current branch at the event with that LSN into a new branch (rewind-1, rewind-2, …), and the task lives on it from now: its state is what it was right after that event. The LSN must end an append (events written together are kept or dropped together), and a step whose outcome awaits a decision must be settled first. Nothing is deleted: the old branch stays readable with ratchet log <task> --branch <name>. A rewind to the middle of a step is recovered like a crash when the run continues: a side effect already dispatched is never re-run silently.",
     positionals: [taskArg],
     options: {
       to: { type: "string", required: true, valueName: "<lsn>", integer: { min: 1, max: Number.MAX_SAFE_INTEGER }, description: "The LSN of the last event to keep (see ratchet log)." },
       ...leaseEpoch
     },
-    examples: ["ratchet log t-3f9a1c2b && ratchet rewind t-3f9a1c2b --to 42", "ratchet log t-3f9a1c2b --branches"],
+    examples: ["ratchet rewind t-3f9a1c2b --to 42"],
     needs: "project",
     run: (parsed, env) =>
       Effect.flatMap(controller, (c) =>
-        Effect.map(c.rewind(str(parsed, "task"), parsed.options["to"] as number, invocation(parsed, env)), (written) =>
+        Effect.map(c.rewind(str(parsed, "task"), parsed.options["to"] as number, invocation(parsed, env), Terminal.channel()), (written) =>
           ok(
             writtenJson(written, { branch: written.branch, parent: written.parent, atLsn: written.atLsn }),
             `${writtenText(written, env, `Rewound to LSN ${written.atLsn}: now on branch ${written.branch} (forked from ${written.parent})`)}\nthe old history: ratchet log ${written.task.taskId} --branch ${written.parent}`

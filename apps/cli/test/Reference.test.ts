@@ -126,6 +126,7 @@ describe("Help.group", () => {
     const expected: Record<string, ReadonlyArray<string>> = {
       task: ["task create", "task list"],
       brief: ["brief ask", "brief answer", "brief restate", "brief close"],
+      step: ["step done"],
       lease: ["lease show", "lease acquire", "lease heartbeat", "lease release", "lease takeover"]
     }
     expect([...Help.groups].sort()).toEqual(Object.keys(expected).sort())

@@ -13,6 +13,7 @@
  */
 import * as os from "node:os"
 import { parseArgs } from "node:util"
+import * as CheckoutLock from "@ratchet/controller/CheckoutLock"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Runner from "@ratchet/controller/Runner"
 import * as RunRequest from "@ratchet/controller/RunRequest"
@@ -182,13 +183,19 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
             settled.add(next.taskId)
           } else if (Runner.isBusy(result.left)) {
             busy.add(next.taskId)
+          } else if (result.left._tag === "@ratchet/kernel/TaskCommandRefused" || result.left._tag === "@ratchet/kernel/TaskCommandHeld") {
+            // The task moved between the listing and the run (another runner finished or blocked
+            // it), or its gate holds: it is not this runner's to run; the others still are.
+            say(`skipped ${next.taskId}: ${result.left.message}`)
+            settled.add(next.taskId)
           } else {
             return yield* Effect.fail(result.left)
           }
         }
         return outcomes
       })
-    return Effect.provide(work, Wiring.services(project))
+    // One runner per checkout: another one's changes would look like this one's steps'.
+    return Effect.provide(Effect.scoped(Effect.zipRight(CheckoutLock.hold(home, project.root), work)), Wiring.services(project))
   })
 
   const exit = await Effect.runPromiseExit(program)

@@ -26,13 +26,14 @@ import * as Owner from "@ratchet/lease/Owner"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import type { StorageError } from "@ratchet/storage/StorageError"
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 import * as ContractFile from "./ContractFile.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Explain from "./Explain.js"
@@ -240,7 +241,9 @@ export interface Service {
   readonly rewind: (
     taskId: string,
     toLsn: number,
-    invocation: Invocation
+    invocation: Invocation,
+    /** How the person is reached: only `terminal` may rewind. */
+    channel: string
   ) => Effect.Effect<Written & { readonly branch: string; readonly parent: string; readonly atLsn: number }, WriteError | EventStore.BranchExists>
   readonly log: (taskId: string, branch?: string) => Effect.Effect<
     Stream.Stream<EventStore.StoredEvent, EventStore.BranchNotFound | EventStore.InvalidRequest | StorageError>,
@@ -760,8 +763,8 @@ export const make: Effect.Effect<
           fix: `Run ratchet ${input.kind} ${taskId} without a runner (it writes directly), or see ratchet status ${taskId}.`
         })
       }
-      RunRequest.write(input.home, taskId, { kind: input.kind, reason, actor: invocation.actor, at: yield* Clock.currentTimeMillis })
-      const wanted: ReadonlyArray<Task.State> = input.kind === "cancel" ? ["CANCELLED"] : ["PAUSED", "BLOCKED", "VERIFYING", "CANCELLED"]
+      RunRequest.write(input.home, taskId, { kind: input.kind, reason, actor: invocation.actor, at: yield* Clock.currentTimeMillis, epoch: lease.epoch })
+      const wanted: ReadonlyArray<Task.State> = input.kind === "cancel" ? ["CANCELLED"] : ["PAUSED", "CANCELLED"]
       const deadline = (yield* Clock.currentTimeMillis) + input.waitMs
       let current = summary
       while ((yield* Clock.currentTimeMillis) < deadline) {
@@ -770,9 +773,14 @@ export const make: Effect.Effect<
         if (wanted.includes(current.task.state) || row === null || !row.held || row.epoch !== lease.epoch) break
         yield* Effect.sleep("100 millis")
       }
+      // Read again after the loop, the lease first: the runner's last append (its state and the
+      // lease's release together) may have landed between the loop's two reads, and a release seen
+      // here is then always seen with the state it was written with.
       const row = yield* models.lease(projectId, taskId)
-      const acknowledged = !(!wanted.includes(current.task.state) && row !== null && row.held && row.epoch === lease.epoch)
-      if (!acknowledged && input.kind === "cancel") {
+      current = yield* summaryOf(taskId)
+      const stillHeld = row !== null && row.held && row.epoch === lease.epoch
+      const acknowledged = wanted.includes(current.task.state)
+      if (!acknowledged && stillHeld && input.kind === "cancel") {
         // The runner did not answer in time: it is dead (recovery after its grace) or hung.
         return yield* new ControllerError.LeaseConflict({
           taskId,
@@ -952,12 +960,53 @@ export const make: Effect.Effect<
    * Cancels; a cancel written under the lease (`--lease-epoch`) releases it in the same append, so a
    * cancelled task is never left holding a lease that only a takeover could end.
    */
+  /**
+   * The events that close what the current run left open, when a cancel or a reopen ends it
+   * without a runner: pending intents abandoned, open attempts Cancelled, or Indeterminate when
+   * their intent was dispatched (its effect may have happened).
+   */
+  const closingOf = (task: Task.Task, at: number) =>
+    task.run === null
+      ? Effect.succeed([] as ReadonlyArray<Event.Event>)
+      : Effect.map(runRows(task), ({ attempts, intents }) => {
+        const runId = (task.run as NonNullable<Task.Task["run"]>).runId
+        const meta = { version: 1 as const, actor: { kind: "system", id: "ratchet" } as Event.Actor, at }
+        const events: Array<Event.Event> = []
+        for (const attempt of attempts) {
+          if (attempt.state !== "Pending" && attempt.state !== "Running") continue
+          const own = intents.filter((intent) => intent.stepId === attempt.stepId && intent.attempt === attempt.attempt)
+          for (const intent of own) {
+            if (intent.state === "Pending") {
+              events.push({ _tag: "IntentAbandoned", ...meta, intentId: intent.intentId, reason: "the run ended before it was dispatched" })
+            }
+          }
+          const dispatched = own.some((intent) => intent.state === "Dispatched")
+          events.push({
+            _tag: "AttemptTransitioned",
+            ...meta,
+            runId,
+            stepId: attempt.stepId,
+            attempt: attempt.attempt,
+            from: attempt.state,
+            to: attempt.state === "Pending" ? "Cancelled" : dispatched ? "Indeterminate" : "Cancelled"
+          })
+        }
+        return events as ReadonlyArray<Event.Event>
+      })
+
   const cancel: Service["cancel"] = (taskId, reason, invocation) =>
     Effect.flatMap(requireText("--reason", reason, `Say why: ratchet cancel ${taskId} --reason "…"`), (text) =>
       write(
         taskId,
         invocation,
-        (_aggregate, at) => Effect.succeed<ReadonlyArray<Task.Command>>([{ _tag: "Cancel", actor: invocation.actor, at, reason: text }]),
+        (aggregate, at) =>
+          Effect.map(
+            aggregate._tag === "Task" && !Task.isTerminal(aggregate.state) ? closingOf(aggregate, at) : Effect.succeed([] as ReadonlyArray<Event.Event>),
+            (closing): ReadonlyArray<Task.Command | Event.Event> => [
+              ...closing.map((event) => ({ ...event, actor: invocation.actor })),
+              { _tag: "Cancel", actor: invocation.actor, at, reason: text }
+            ]
+          ),
         taskId,
         (_state, at) =>
           invocation.leaseEpoch === undefined
@@ -967,14 +1016,23 @@ export const make: Effect.Effect<
 
   const reopen: Service["reopen"] = (taskId, input, invocation) =>
     Effect.flatMap(requireText("--reason", input.reason, `Say what must change: ratchet reopen ${taskId} --reason "…"`), (reason) =>
-    command(taskId, invocation, (_task, meta) => ({
-      _tag: "Reopen",
-      ...meta,
-      reason,
-      receipt: input.confirmation === undefined
-        ? null
-        : receipt("reopen", input.confirmation.digest, input.confirmation.channel, meta.actor, meta.at)
-    })))
+      write(taskId, invocation, (aggregate, at) => {
+        const task = aggregate as Task.Task
+        const reopened: Task.Command = {
+          _tag: "Reopen",
+          actor: invocation.actor,
+          at,
+          reason,
+          receipt: input.confirmation === undefined
+            ? null
+            : receipt("reopen", input.confirmation.digest, input.confirmation.channel, invocation.actor, at)
+        }
+        // A reopen ends the run: what it left open is closed first (a refused reopen writes nothing).
+        return Effect.map(closingOf(task, at), (closing): ReadonlyArray<Task.Command | Event.Event> => [
+          ...closing.map((event) => ({ ...event, actor: invocation.actor })),
+          reopened
+        ])
+      }))
 
   /** Plan steps the current run has not done (RunState: succeeded, or settled as succeeded). */
   const pendingStepsOf = (task: Task.Task) =>
@@ -1039,10 +1097,20 @@ export const make: Effect.Effect<
       return { current: summary.branch, branches: all }
     })
 
-  const rewind: Service["rewind"] = (taskId, toLsn, invocation) =>
+  const rewind: Service["rewind"] = (taskId, toLsn, invocation, channel) =>
     Effect.gen(function*() {
       const summary = yield* summaryOf(taskId)
       const task = summary.task
+      // Going back may redo side effects and undo decisions: a person's act, at a terminal.
+      if (invocation.actor.kind !== "user" || channel !== "terminal") {
+        return yield* new ControllerError.InvalidRequest({
+          field: "rewind",
+          reason: invocation.actor.kind !== "user"
+            ? `a rewind is a person's decision; ${invocation.actor.kind}:${invocation.actor.id} cannot make it.`
+            : "a rewind needs you at an interactive terminal.",
+          fix: `Run ratchet rewind ${taskId} --to ${toLsn} yourself, in a terminal.`
+        })
+      }
       if (task.state !== "PAUSED" && task.state !== "BLOCKED" && task.state !== "FAILED") {
         return yield* new Task.Refused({
           code: Task.isTerminal(task.state) ? "terminal_state" : "forbidden_transition",
@@ -1068,6 +1136,32 @@ export const make: Effect.Effect<
           field: "--to",
           reason: `${toLsn} is not an earlier position of task ${taskId} on branch ${summary.branch} (its last LSN is ${summary.lastLsn}).`,
           fix: `Pick the LSN of an event from: ratchet log ${taskId}`
+        })
+      }
+      if (task.plan !== null && task.run !== null) {
+        const { attempts, intents } = yield* runRows(task)
+        const unsettled = RunState.statuses(task.plan.plan, attempts, intents).find((entry) => entry.status._tag === "Unsettled")
+        if (unsettled !== undefined) {
+          return yield* new ControllerError.InvalidRequest({
+            field: "--to",
+            reason: `step ${unsettled.step.id} was started and its outcome was never recorded; rewinding past it would re-run or forget an effect nobody has judged.`,
+            fix: `Settle it first: ratchet unblock ${taskId} --resolve ${unsettled.step.id} succeeded|failed`
+          })
+        }
+      }
+      // A position between the events of one append would split what was written together (an
+      // exit and its resolution, a failure and its successor): only the end of an append will do.
+      const around = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(store.read({ streamId: taskId, branch: summary.branch, fromLsn: toLsn }), 2)).pipe(
+        Effect.catchTag("@ratchet/storage/BranchNotFound", () => Effect.succeed(Chunk.empty<EventStore.StoredEvent>()))
+      ))
+      const at = around[0]
+      if (at === undefined || at.lsn !== toLsn || (around[1] !== undefined && around[1].operationId === at.operationId)) {
+        return yield* new ControllerError.InvalidRequest({
+          field: "--to",
+          reason: at === undefined || at.lsn !== toLsn
+            ? `${toLsn} is not the LSN of an event on branch ${summary.branch} of task ${taskId}.`
+            : `${toLsn} is inside one append (operation ${at.operationId}); a rewind keeps or drops an append whole.`,
+          fix: `Pick the last LSN of an append from: ratchet log ${taskId} --json (events of one append share an operationId)`
         })
       }
       const existing = yield* store.branches(taskId)

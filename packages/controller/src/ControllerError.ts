@@ -99,6 +99,7 @@ export type ExitClass = "invalid" | "hold" | "conflict" | "unexpected"
 const conflictTags: ReadonlySet<string> = new Set([
   "@ratchet/controller/LeaseConflict",
   "@ratchet/controller/WriteConflict",
+  "@ratchet/controller/CheckoutBusy",
   "@ratchet/lease/LeaseHeld",
   "@ratchet/lease/NotHolder",
   "@ratchet/lease/LeaseLost",

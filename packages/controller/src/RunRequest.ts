@@ -22,7 +22,12 @@ export const Request = Schema.Struct({
   kind: Schema.Literal("cancel", "pause"),
   reason: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096)),
   actor: KernelEvent.Actor,
-  at: Schema.Int
+  at: Schema.Int,
+  /**
+   * The lease epoch of the run it is for: a runner acts only on a request for its own epoch (or
+   * for none, as its own Ctrl-C writes), and drops one left for an earlier run.
+   */
+  epoch: Schema.optional(Schema.Int)
 })
 
 /**
@@ -134,3 +139,25 @@ export const clear = (home: string, taskId: string): void => {
     // Already gone.
   }
 }
+
+/**
+ * Removes `taskId`'s request only if it is still `request` (a newer one written meanwhile, say a
+ * cancel after a pause, stays for the runner to see).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const clearIf = (home: string, taskId: string, request: Request): void => {
+  const current = read(home, taskId)
+  if (current !== null && current.kind === request.kind && current.at === request.at && current.epoch === request.epoch) {
+    clear(home, taskId)
+  }
+}
+
+/**
+ * Whether `request` is for the run holding the lease at `epoch`.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isFor = (request: Request, epoch: number): boolean => request.epoch === undefined || request.epoch === epoch

@@ -282,6 +282,13 @@ export const run = (
       lease = yield* leases.acquire(key, owner, { actor })
     }
     yield* Ref.set(epochRef, lease.epoch)
+    // A request for this run that it did not act on (it blocked, or ended, first) goes with it.
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        const left = RunRequest.read(options.home, taskId)
+        if (left !== null && left.epoch === lease.epoch) RunRequest.clearIf(options.home, taskId, left)
+      })
+    )
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         if (yield* Ref.get(released)) return
@@ -568,7 +575,7 @@ export const run = (
               progress({ type: "tick", taskId, stepId: step.id, attempt, elapsedMs: now - startedAt })
             }
             const request = RunRequest.read(options.home, taskId)
-            if (request !== null && request.kind === "cancel") {
+            if (request !== null && request.kind === "cancel" && RunRequest.isFor(request, epoch)) {
               cancelRequest = request
               child.cancel()
               return
@@ -583,10 +590,18 @@ export const run = (
           Effect.onInterrupt(() => Effect.sync(() => child.cancel()))
         )
         fault("child-exited")
-        const after = yield* WorkTree.observe(root)
-        const changedPaths = yield* WorkTree.changedBetween(root, before, after)
-        const stdoutRef = ended.stdout.length === 0 ? null : yield* blobs.put(ended.stdout)
-        const stderrRef = ended.stderr.length === 0 ? null : yield* blobs.put(ended.stderr)
+        // The command's end is known now and must be recorded whatever fails next: a work tree that
+        // cannot be read blocks the task (its scope cannot be checked), and output that cannot be
+        // stored keeps its tail inline.
+        const observed = yield* Effect.either(
+          Effect.flatMap(WorkTree.observe(root), (after) => WorkTree.changedBetween(root, before, after))
+        )
+        const changedPaths = Either.getOrElse(observed, () => [] as ReadonlyArray<string>)
+        const unobserved = Either.isLeft(observed) ? observed.left.message : null
+        const put = (bytes: Uint8Array) =>
+          bytes.length === 0 ? Effect.succeed(null) : blobs.put(bytes).pipe(Effect.map((ref): string | null => ref), Effect.catchAll(() => Effect.succeed(null)))
+        const stdoutRef = yield* put(ended.stdout)
+        const stderrRef = yield* put(ended.stderr)
         const output = `${Buffer.from(ended.stdout).toString("utf8")}\n${Buffer.from(ended.stderr).toString("utf8")}`
         const outputTail = output.slice(-4000)
         const succeeded = ended.exitCode === 0 && !ended.timedOut && !ended.cancelled && ended.spawnError === null
@@ -618,12 +633,25 @@ export const run = (
               outputTail: ended.spawnError === null ? outputTail : `could not start: ${ended.spawnError}`,
               changedPaths
             },
-            resolution(intentId, succeeded ? "Succeeded" : "Failed", [stdoutRef, stderrRef].flatMap((ref) => (ref === null ? [] : [ref as string])), at),
+            resolution(intentId, succeeded ? "Succeeded" : "Failed", [stdoutRef, stderrRef].flatMap((ref) => (ref === null ? [] : [ref])), at),
             transition(runId, step.id, attempt, "Running", attemptEnd, at)
           ]
           const commands: Array<Task.Command> = []
           if (cancelled !== null) {
             commands.push({ _tag: "Cancel", actor: cancelled.actor, at, reason: cancelled.reason })
+          } else if (unobserved !== null) {
+            commands.push({
+              _tag: "Block",
+              actor,
+              at,
+              blocker: {
+                category: "decision_needed",
+                owner: "user",
+                requiredAction:
+                  `Step ${step.id} ended (${ended.exitCode === null ? "killed" : `exit ${ended.exitCode}`}) but the work tree could not be read afterwards, so its scope was not checked: ${unobserved}. Fix the checkout, check what the step changed, then: ratchet unblock ${taskId} --to RUNNING --resolution "…"`,
+                lastEvidence: [intentId]
+              }
+            })
           } else if (violations.length > 0) {
             commands.push({
               _tag: "Block",
@@ -633,7 +661,7 @@ export const run = (
                 category: "scope_violation",
                 owner: "user",
                 requiredAction:
-                  `Step ${step.id} changed paths outside the contract's scope: ${violations.slice(0, 10).map((v) => `${v.path} (${v.reason === "forbidden" ? `forbidden by ${v.pattern}` : "outside allowedScope"})`).join(", ")}. Undo them, or widen the scope with ratchet reopen ${taskId}; then ratchet unblock ${taskId} --to RUNNING`,
+                  `Step ${step.id} changed paths outside the contract's scope: ${violations.slice(0, 10).map((v) => `${v.path} (${v.reason === "forbidden" ? `forbidden by ${v.pattern}` : "outside allowedScope"})`).join(", ")}. Undo them (then: ratchet unblock ${taskId} --to RUNNING --resolution "…"), or widen the scope: ratchet reopen ${taskId} --reason "…"`,
                 lastEvidence: violations.slice(0, 50).map((v) => v.path)
               }
             })
@@ -652,7 +680,8 @@ export const run = (
               stepId: step.id,
               attempt,
               fingerprint,
-              progressed: attempt === 1 || changedPaths.length > 0
+              // The same failure again is caught first (repeated_failure); a new one progressed.
+              progressed: changedPaths.length > 0 || !fresh.failureFingerprints.includes(fingerprint)
             })
           }
           return Effect.map(decideAll(fresh, commands), (decided) =>
@@ -660,7 +689,7 @@ export const run = (
         })
         if (cancelled !== null) {
           yield* Ref.set(released, true)
-          RunRequest.clear(options.home, taskId)
+          RunRequest.clearIf(options.home, taskId, cancelled)
         }
         fault("intent-resolved")
         progress({
@@ -688,7 +717,25 @@ export const run = (
     })
 
     const loop = Effect.gen(function*() {
-      const begun = yield* summaryOf
+      let begun = yield* summaryOf
+      if (begun.task.state === "PLAN_APPROVED") {
+        // The lease came by a takeover (or after a lost race): start the run under it now.
+        const runId = newId("run")
+        begun = yield* append((fresh, at) =>
+          Effect.map(
+            decideAll(fresh, [{
+              _tag: "StartRun",
+              actor,
+              at,
+              runId,
+              specDigest: fresh.spec?.digest ?? ("" as never),
+              planDigest: fresh.plan?.digest ?? ("" as never),
+              lease: { held: true, epoch }
+            }]),
+            (events) => [...events, { _tag: "CheckpointRecorded", ...meta(at), kind: "run_start", runId } satisfies Event.Event]
+          ))
+        started = true
+      }
       const runInfo = yield* runOf(begun.task)
       progress({ type: "run", taskId, runId: runInfo.run.runId, steps: runInfo.plan.steps.length, started, epoch })
       yield* recover(begun.task)
@@ -711,14 +758,17 @@ export const run = (
         const { plan, run: current } = yield* runOf(task)
         const { attempts, intents } = yield* rowsOf(current.runId)
         const next = RunState.next(plan, attempts, intents)
-        const request = RunRequest.read(options.home, taskId)
+        const found = RunRequest.read(options.home, taskId)
+        // A request left for an earlier run (its runner died before acting on it) is dropped.
+        if (found !== null && !RunRequest.isFor(found, epoch)) RunRequest.clearIf(options.home, taskId, found)
+        const request = found !== null && RunRequest.isFor(found, epoch) ? found : null
         if (request !== null) {
           const nextStep = next._tag === "Step" ? next.step.id : null
           if (request.kind === "pause") {
             const atBoundary = yield* boundary(task, nextStep)
             const paused = yield* append((fresh, at) =>
               decideAll(fresh, [{ _tag: "Pause", actor: request.actor, at, reason: request.reason }]))
-            RunRequest.clear(options.home, taskId)
+            RunRequest.clearIf(options.home, taskId, request)
             void atBoundary
             yield* project_(paused.task)
             return outcome(paused.task, "paused", `Paused before ${nextStep ?? "verification"}. Continue with: ratchet resume ${taskId}`)
@@ -729,7 +779,7 @@ export const run = (
               { _tag: "LeaseReleased", ...meta(at), epoch } satisfies Event.Event
             ]))
           yield* Ref.set(released, true)
-          RunRequest.clear(options.home, taskId)
+          RunRequest.clearIf(options.home, taskId, request)
           yield* project_(cancelled.task)
           return outcome(cancelled.task, "cancelled", "Cancelled.")
         }
@@ -737,7 +787,7 @@ export const run = (
           const entered = yield* append((fresh, at) =>
             decideAll(fresh, [{ _tag: "EnterVerification", actor, at, pendingSteps: [], snapshotLsn: summary.lastLsn }]))
           yield* project_(entered.task)
-          return outcome(entered.task, "verifying", `Every step is done. Verify the acceptance criteria: ratchet verify ${taskId}`)
+          return outcome(entered.task, "verifying", `Every step is done; the task is VERIFYING. Next its acceptance criteria are verified (ratchet verify ${taskId}, which arrives with the verifier; not in this version yet).`)
         }
         const { step, status, index } = next
         if (status._tag === "Unsettled") {

@@ -1,7 +1,7 @@
 /**
  * What `ratchet stats` shows: the figures an operator alerts on, read from the stored read models.
  *
- * - **Attempts by state**, across the store's tasks (their main branches), Indeterminate first:
+ * - **Attempts by state**, across the store's tasks (each on its current branch), Indeterminate first:
  *   an Indeterminate attempt is one whose side effect may or may not have happened, and nothing
  *   moves it on until a person resolves it, so the count is expected to stay near zero.
  * - **Open intents by age**: intents still Pending or Dispatched (what recovery must look at),
@@ -20,6 +20,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as TaskBranch from "./TaskBranch.js"
 
 /**
  * An attempt's state, as the read models store it.
@@ -174,12 +175,19 @@ export const collect = (
   Effect.gen(function*() {
     const readModels = yield* ReadModel.ReadModels
     const events = yield* EventStore.EventStore
-    const tasks = yield* readModels.listTasks(options.projectId)
+    const listed = yield* readModels.listTasks(options.projectId)
+    // Each task on the branch it lives on (a rewind forks a new one; the old ones are history).
+    const tasks: Array<ReadModel.TaskSummary> = []
+    for (const summary of listed) {
+      const branch = TaskBranch.current(yield* events.branches(summary.streamId))
+      tasks.push(branch === summary.branch ? summary : (yield* readModels.taskSummary(summary.streamId, branch)) ?? summary)
+    }
+    const branchOf = new Map(tasks.map((summary) => [summary.streamId, summary.branch]))
 
     const counts = new Map<AttemptState, number>(attemptStates.map((state) => [state, 0]))
     const indeterminate: Array<ReadModel.AttemptRow> = []
     for (const summary of tasks) {
-      for (const row of yield* readModels.attempts(summary.streamId)) {
+      for (const row of yield* readModels.attempts(summary.streamId, summary.branch)) {
         counts.set(row.state, (counts.get(row.state) ?? 0) + 1)
         if (row.state === "Indeterminate" && summary.task.state !== "CANCELLED" && summary.task.state !== "COMPLETED") indeterminate.push(row)
       }
@@ -187,7 +195,7 @@ export const collect = (
 
     const streams = new Set(tasks.map((summary) => summary.streamId))
     const intents = (yield* readModels.openIntents()).filter((row) =>
-      options.projectId === undefined || streams.has(row.streamId)
+      (options.projectId === undefined || streams.has(row.streamId)) && (branchOf.get(row.streamId) ?? row.branch) === row.branch
     )
     const unsettled = indeterminate.flatMap((attempt) => {
       const intent = intents.find((row) =>

@@ -108,6 +108,15 @@ export const filesOf = (directory: string, name: string) => ({
   pid: path.join(directory, `${name}.pid`)
 })
 
+/** This boot of the machine (Linux), so a pid from before a reboot is never taken for a live one. */
+const bootId = (): string => {
+  try {
+    return fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim().slice(0, 64) || "unknown"
+  } catch {
+    return "unknown"
+  }
+}
+
 /** Whether any process of group `pgid` is alive. */
 const groupAlive = (pgid: number): boolean => {
   try {
@@ -132,7 +141,11 @@ export const orphan = (directory: string, name: string): number | null => {
   } catch {
     return null
   }
-  const pgid = /^\d{1,10}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN
+  // "<pgid> <boot id>": a pid file from before a reboot names a group that no longer exists,
+  // whatever process has its number now.
+  const match = /^(\d{1,10})(?: (\S{1,64}))?$/.exec(text.trim())
+  if (match === null || (match[2] !== undefined && match[2] !== bootId())) return null
+  const pgid = Number(match[1])
   return Number.isSafeInteger(pgid) && pgid > 1 && groupAlive(pgid) ? pgid : null
 }
 
@@ -184,7 +197,7 @@ export const start = (input: {
       fs.closeSync(out)
       fs.closeSync(err)
     }
-    if (child.pid !== undefined) fs.writeFileSync(files.pid, String(child.pid), { mode: 0o600 })
+    if (child.pid !== undefined) fs.writeFileSync(files.pid, `${child.pid} ${bootId()}`, { mode: 0o600 })
   } catch (error) {
     spawnError = error instanceof Error ? error.message : String(error)
   }

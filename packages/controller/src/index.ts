@@ -10,6 +10,8 @@
  */
 
 /** @since 0.1.0 */
+export * as CheckoutLock from "./CheckoutLock.js"
+/** @since 0.1.0 */
 export * as ContractFile from "./ContractFile.js"
 /** @since 0.1.0 */
 export * as Controller from "./Controller.js"

@@ -166,7 +166,12 @@ describe("StepProcess: output and pid files", { timeout: 60_000 }, () => {
     await waitFor(files.pid)
     expect(fs.statSync(directory).mode & 0o777).toBe(0o700)
     for (const file of Object.values(files)) expect(fs.statSync(file).mode & 0o777, file).toBe(0o600)
-    expect(fs.readFileSync(files.pid, "utf8")).toBe(String(running.pid))
+    // "<pgid> <boot id>": a pid from before a reboot is never taken for a live group.
+    expect(fs.readFileSync(files.pid, "utf8")).toBe(`${running.pid} ${fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()}`)
+    // the command has written both lines before it is stopped (it sleeps after them)
+    for (let i = 0; i < 600 && (fs.statSync(files.stdout).size === 0 || fs.statSync(files.stderr).size === 0); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
     running.cancel()
     const exit = await Effect.runPromise(running.exit)
     expect(text(exit.stdout)).toBe("out\n")
@@ -192,6 +197,16 @@ describe("StepProcess: output and pid files", { timeout: 60_000 }, () => {
     running.cancel()
     await Effect.runPromise(running.exit)
     expect(StepProcess.orphan(directory, "i-1")).toBeNull()
+  })
+
+  it("orphan: a live group's pid written in another boot of the machine is no orphan", async () => {
+    const directory = tempDir()
+    const running = StepProcess.start({ command: "sleep 30", cwd: directory, timeoutMs: null, env: { PATH: process.env["PATH"] ?? "" }, directory, name: "i-1" })
+    expect(StepProcess.orphan(directory, "i-1")).toBe(running.pid)
+    fs.writeFileSync(StepProcess.filesOf(directory, "i-1").pid, `${running.pid} 00000000-0000-0000-0000-000000000000`)
+    expect(StepProcess.orphan(directory, "i-1")).toBeNull()
+    running.cancel()
+    await Effect.runPromise(running.exit)
   })
 
   it("orphan: a group that is gone is no orphan, even with its pid file left", async () => {

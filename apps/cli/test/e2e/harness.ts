@@ -336,6 +336,8 @@ export interface LogRecord {
   readonly type: string
   readonly actor: { readonly kind: string; readonly id: string }
   readonly epoch: number | null
+  /** The append it was written by: events of one transaction share it. */
+  readonly operationId: string
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the event, read field by field
   readonly event: any
 }

@@ -5,8 +5,8 @@
  * takes the dead one's lease over after its grace, recovers and finishes (a person settles an
  * Indeterminate step on a terminal, telling the truth the marker shows).
  *
- * For every case it asserts: no committed event was lost (the log before recovery is a prefix of
- * the log after); a plain step's marker never has two lines (a non-idempotent effect is never run
+ * For every case it asserts: recovery lost no committed event (the log as the dead runner left it
+ * is a prefix of the log after recovery, event for event); a plain step's marker never has two lines (a non-idempotent effect is never run
  * twice); an attempt is Indeterminate exactly when an intent was dispatched, left unresolved, and
  * neither a probe nor idempotence applied; the task reaches VERIFYING; and the log folds cleanly
  * (check-log.ts: decodes, replays, keeps the attempt and intent machines, equals its read models).
@@ -92,6 +92,11 @@ export const crashMatrix = (engine: Engine): void => {
         const around = await world.run(["unblock", taskId, "--to", "RUNNING", "--resolution", "just go on", "--json"], { env: leaseEnv })
         expect(around.code).toBe(2)
         expect(around.json.error.fix).toContain(`ratchet unblock ${taskId} --resolve effect succeeded|failed`)
+        // nor may a rewind go back past it before it is judged
+        const runStart = before.find((r) => r.type === "CheckpointRecorded" && r.event.kind === "run_start")!
+        const back = await world.tty(["rewind", taskId, "--to", String(runStart.lsn), "--json"], "", leaseEnv)
+        expect(back.code).toBe(2)
+        expect(back.json.error.fix).toContain("--resolve effect")
         // the person looks at the marker and tells the truth
         await settle(world, taskId, "effect", effectRan(point) ? "succeeded" : "failed")
         const finished = await world.run(["run", taskId], { env: leaseEnv })

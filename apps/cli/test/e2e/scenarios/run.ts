@@ -74,10 +74,9 @@ export const runScenarios = (engine: Engine): void => {
 
       const log = await events(world, taskId)
       const types = typesOf(log)
-      // the lease and the run start in one append, with the run-start checkpoint
+      // the lease and the run start in one append (one operation), with the run-start checkpoint
       const start = log.find((r) => r.type === "RunStarted")!
-      expect(log.filter((r) => r.lsn === start.lsn || (r.type === "LeaseAcquired" && r.epoch === start.epoch)).length).toBeGreaterThan(0)
-      expect(types.slice(types.indexOf("LeaseAcquired"), types.indexOf("LeaseAcquired") + 3)).toEqual(["LeaseAcquired", "RunStarted", "CheckpointRecorded"])
+      expect(log.filter((r) => r.operationId === start.operationId).map((r) => r.type)).toEqual(["LeaseAcquired", "RunStarted", "CheckpointRecorded"])
       // per step: attempt started, intent dispatched (before the command), exit + resolution, boundary
       for (const step of ["first", "second"]) {
         const own = log.filter((r) => r.event.stepId === step || (r.type === "IntentDispatched" && log.some((o) => o.type === "IntentRecorded" && o.event.stepId === step && o.event.intentId === r.event.intentId)))
@@ -201,9 +200,9 @@ export const runScenarios = (engine: Engine): void => {
       const cancel = log.find((r) => r.type === "TaskCancelled")!
       expect(cancel.event).toMatchObject({ from: "RUNNING", reason: "not needed any more" })
       expect(cancel.actor.kind).toBe("user")
-      // the cancel released the lease in the same append
-      expect(log.filter((r) => r.lsn === cancel.lsn).length).toBe(1)
+      // the cancel released the lease in the same append (one operation)
       expect(typesOf(log).at(-1)).toBe("LeaseReleased")
+      expect(log.at(-1)!.operationId).toBe(cancel.operationId)
       expect((await status(world, taskId)).lease.status).toBe("free")
       const stats = await world.run(["stats", "--json"])
       expect(stats.json.attempts[0]).toEqual({ state: "Indeterminate", count: 1 })
@@ -246,6 +245,48 @@ export const runScenarios = (engine: Engine): void => {
       expect(finished.code, finished.stderr).toBe(0)
       expect((await status(world, taskId)).state).toBe("VERIFYING")
       expect(transitionsOf(await events(world, taskId))).toEqual(["one#1:Pending→Running", "one#1:Running→Succeeded", "two#1:Pending→Running", "two#1:Running→Succeeded"])
+    })
+
+    it("resume re-verifies the checkout and, when nothing changed, the runner continues from the recorded next step", async () => {
+      const world = await makeWorld(engine)
+      const go = path.join(world.root, "go")
+      const plan = planOf([
+        commandStep("one", `echo one > test/one.txt; while [ ! -f ${JSON.stringify(go)} ]; do sleep 0.1; done`, { timeoutSeconds: 120 }),
+        commandStep("two", "echo two > test/two.txt", { needs: ["one"] })
+      ])
+      const taskId = await toPlanApproved(world, "Pause and resume cleanly", specIn(), plan)
+      const running = world.run(["run", taskId])
+      await until("step one to start", async () => fs.existsSync(path.join(world.repo, "test", "one.txt")))
+      expect((await world.run(["pause", taskId, "--json"])).json).toMatchObject({ requested: true, acknowledged: false })
+      fs.writeFileSync(go, "")
+      expect((await running).code).toBe(0)
+      expect((await status(world, taskId)).state).toBe("PAUSED")
+      // a pause request with no runner to answer it is an ordinary pause: nothing to ask
+      const resumed = await world.run(["resume", taskId])
+      expect(resumed.code, resumed.stderr).toBe(0)
+      expect(resumed.stderr).toContain("Resumed")
+      expect(resumed.stderr).toContain("[2/2] two attempt 1")
+      expect((await status(world, taskId)).state).toBe("VERIFYING")
+      const log = await events(world, taskId)
+      expect(typesOf(log).filter((t) => t === "TaskResumed")).toHaveLength(1)
+      expect(typesOf(log)).not.toContain("TaskBlocked")
+    })
+
+    it("a direct cancel closes what the run left open: a manual step's attempt awaiting its worker is Cancelled", async () => {
+      const world = await makeWorld(engine)
+      const plan = planOf([["  - id: review", "    title: Review", "    acRefs: [AC-001]", "    manual:", "      instructions: Look at it"].join("\n")])
+      const taskId = await toPlanApproved(world, "Cancel while a manual step waits", specIn(), plan)
+      expect((await world.run(["run", taskId])).code).toBe(0)
+      const cancelled = await world.run(["cancel", taskId, "--reason", "no longer needed", "--json"])
+      expect(cancelled.code, cancelled.stderr).toBe(0)
+      const log = await events(world, taskId)
+      expect(transitionsOf(log)).toEqual(["review#1:Pending→Running", "review#1:Running→Cancelled"])
+      const stats = await world.run(["stats", "--json"])
+      expect(stats.json.attempts.find((a: { state: string }) => a.state === "Running").count).toBe(0)
+      // refused on a task that cannot run, before any runner is started
+      const refused = await world.run(["run", taskId, "--detach", "--json"])
+      expect(refused.code).toBe(2)
+      expect(refused.json.error.reason).toContain("CANCELLED")
     })
 
     it("--detach returns at once; status shows the runner's heartbeat; the runner exits when the run has no work", async () => {
@@ -297,14 +338,27 @@ export const runScenarios = (engine: Engine): void => {
       // the position right after step one's boundary, before step two started
       const boundary = log.filter((r) => r.type === "CheckpointRecorded" && r.event.kind === "step")[0]!
 
-      // refused while something could run, or to a position that is not earlier
-      const refusedLsn = await world.run(["rewind", taskId, "--to", String(log.at(-1)!.lsn + 5), "--json"])
+      // a person's act at a terminal: refused off one, and for an agent on one
+      const offTerminal = await world.run(["rewind", taskId, "--to", String(boundary.lsn), "--json"])
+      expect(offTerminal.code).toBe(2)
+      expect(offTerminal.json.error.reason).toContain("interactive terminal")
+      const byAgent = await world.tty(["rewind", taskId, "--to", String(boundary.lsn), "--json"], "", { RATCHET_ACTOR: "agent:bot" })
+      expect(byAgent.code).toBe(2)
+      expect(byAgent.json.error.reason).toContain("person's decision")
+      // refused to a position that is not earlier, or inside one append (the boundary and its checkpoint)
+      const refusedLsn = await world.tty(["rewind", taskId, "--to", String(log.at(-1)!.lsn + 5), "--json"], "")
       expect(refusedLsn.code).toBe(2)
       expect(refusedLsn.json.error.field).toBe("--to")
+      const inside = log.find((r) => r.type === "BoundaryRecorded")!
+      expect(log.find((r) => r.lsn === inside.lsn + 1)?.operationId).toBe(inside.operationId)
+      const split = await world.tty(["rewind", taskId, "--to", String(inside.lsn), "--json"], "")
+      expect(split.code).toBe(2)
+      expect(split.json.error.reason).toContain("inside one append")
       expect((await world.run(["rewind", taskId, "--to", "x1", "--json"])).code).toBe(2)
+      expect((await events(world, taskId)).length).toBe(log.length)
 
-      const rewound = await world.run(["rewind", taskId, "--to", String(boundary.lsn), "--json"])
-      expect(rewound.code, rewound.stderr).toBe(0)
+      const rewound = await world.tty(["rewind", taskId, "--to", String(boundary.lsn), "--json"], "")
+      expect(rewound.code, rewound.stdout).toBe(0)
       expect(rewound.json).toMatchObject({ state: "RUNNING", branch: "rewind-1", parent: "main", atLsn: boundary.lsn })
       const view = await status(world, taskId)
       expect(view).toMatchObject({ state: "RUNNING", branch: "rewind-1", lastLsn: boundary.lsn, blockers: [] })
@@ -327,7 +381,7 @@ export const runScenarios = (engine: Engine): void => {
       expect(branches.json.branches.map((b: { branch: string; current: boolean }) => [b.branch, b.current])).toEqual([["main", false], ["rewind-1", true]])
       expect((await world.run(["log", taskId, "--branch", "nope", "--json"])).code).toBe(2)
       // refused from a state where the run could move
-      const again = await world.run(["rewind", taskId, "--to", String(boundary.lsn), "--json"])
+      const again = await world.tty(["rewind", taskId, "--to", String(boundary.lsn), "--json"], "")
       expect(again.code).toBe(2)
       expect(again.json.error.reason).toContain("PAUSED, BLOCKED or FAILED")
       expect((await checkLog(world, taskId)).problems).toEqual([])

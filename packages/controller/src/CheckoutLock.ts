@@ -1,0 +1,105 @@
+/**
+ * One runner per checkout. Two runners in one work tree would each see the other's changes as
+ * their own step's (and block on a scope violation that is not theirs, or hide one), so a runner
+ * holds a lock on the checkout for as long as it lives: a file under `$RATCHET_HOME/run/` named
+ * after the checkout's real path, holding the runner's pid and the machine's boot. A lock whose
+ * process is gone (a runner killed with SIGKILL, a reboot) is stale and taken over.
+ *
+ * @since 0.1.0
+ */
+import { createHash } from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+
+/**
+ * Another live runner works in this checkout.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CheckoutBusy extends Schema.TaggedError<CheckoutBusy>()("@ratchet/controller/CheckoutBusy", {
+  root: Schema.String,
+  pid: Schema.Int
+}) {
+  override get message(): string {
+    return `Another runner (pid ${this.pid}) is running in this checkout (${this.root}); two runners in one work tree would take each other's changes for their own. Wait for it to finish (ratchet status), or run the other task from another clone.`
+  }
+}
+
+const bootId = (): string => {
+  try {
+    return fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim().slice(0, 64) || "unknown"
+  } catch {
+    return "unknown"
+  }
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** The pid of the live runner holding `file`, or null when it is free or stale. */
+const holder = (file: string): number | null => {
+  let text: string
+  try {
+    text = fs.readFileSync(file, "utf8").slice(0, 128)
+  } catch {
+    return null
+  }
+  const match = /^(\d{1,10}) (\S{1,64})$/.exec(text.trim())
+  if (match === null || match[2] !== bootId()) return null
+  const pid = Number(match[1])
+  return pid !== process.pid && alive(pid) ? pid : null
+}
+
+/**
+ * Holds the lock on the checkout at `root` for the scope, or fails with {@link CheckoutBusy}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const hold = (home: string, root: string): Effect.Effect<void, CheckoutBusy, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.suspend(() => {
+      const directory = path.join(home, "run")
+      fs.mkdirSync(directory, { recursive: true, mode: 0o700 })
+      let real = root
+      try {
+        real = fs.realpathSync(root)
+      } catch {
+        // A checkout that cannot be resolved is locked by the path given.
+      }
+      const file = path.join(directory, `checkout-${createHash("sha256").update(real).digest("hex").slice(0, 16)}.lock`)
+      const mine = `${process.pid} ${bootId()}`
+      for (let attempt = 0; attempt < 3; attempt++) {
+        try {
+          fs.writeFileSync(file, mine, { flag: "wx", mode: 0o600 })
+          return Effect.succeed(file)
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "EEXIST") return Effect.succeed(null)
+        }
+        const pid = holder(file)
+        if (pid !== null) return Effect.fail(new CheckoutBusy({ root: real, pid }))
+        // Stale: its runner is gone. Remove it and try again (another runner may win the retry).
+        fs.rmSync(file, { force: true })
+      }
+      return Effect.fail(new CheckoutBusy({ root: real, pid: 0 }))
+    }),
+    (file) =>
+      Effect.sync(() => {
+        if (file === null) return
+        try {
+          if (fs.readFileSync(file, "utf8").startsWith(`${process.pid} `)) fs.rmSync(file, { force: true })
+        } catch {
+          // Already gone.
+        }
+      })
+  ).pipe(Effect.asVoid)

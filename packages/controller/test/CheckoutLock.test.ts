@@ -1,0 +1,70 @@
+/**
+ * One runner per checkout: the lock is taken when free, refused while another live process holds
+ * it (naming its pid), and taken over when its holder is gone or wrote it in another boot.
+ */
+import { spawn } from "node:child_process"
+import { createHash } from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as CheckoutLock from "../src/CheckoutLock.js"
+import { tempDirFactory } from "./tempDirs.js"
+
+const tempDir = tempDirFactory("ratchet-checkout-lock-")
+
+const lockFile = (home: string, root: string) =>
+  path.join(home, "run", `checkout-${createHash("sha256").update(fs.realpathSync(root)).digest("hex").slice(0, 16)}.lock`)
+
+const boot = () => fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()
+
+const holdOnce = (home: string, root: string) => Effect.runPromiseExit(Effect.scoped(CheckoutLock.hold(home, root)))
+
+describe("CheckoutLock", () => {
+  it("takes a free lock and gives it back at the end of its scope", async () => {
+    const home = tempDir()
+    const root = tempDir()
+    const inside = await Effect.runPromise(Effect.scoped(Effect.zipRight(CheckoutLock.hold(home, root), Effect.sync(() => fs.readFileSync(lockFile(home, root), "utf8")))))
+    expect(inside).toBe(`${process.pid} ${boot()}`)
+    expect(fs.existsSync(lockFile(home, root))).toBe(false)
+  })
+
+  it("is refused while another live process holds it", async () => {
+    const home = tempDir()
+    const root = tempDir()
+    const other = spawn("sleep", ["30"], { stdio: "ignore" })
+    try {
+      fs.mkdirSync(path.join(home, "run"), { recursive: true })
+      fs.writeFileSync(lockFile(home, root), `${other.pid} ${boot()}`)
+      const exit = await holdOnce(home, root)
+      expect(Exit.isFailure(exit)).toBe(true)
+      if (Exit.isFailure(exit)) {
+        expect(JSON.stringify(exit.cause)).toContain("CheckoutBusy")
+        expect(JSON.stringify(exit.cause)).toContain(String(other.pid))
+      }
+      // the other holder's lock is left alone
+      expect(fs.readFileSync(lockFile(home, root), "utf8")).toBe(`${other.pid} ${boot()}`)
+    } finally {
+      other.kill("SIGKILL")
+    }
+  })
+
+  /** (case, lock contents), by hand: each is stale or damaged, so the lock is taken over. */
+  const stale: ReadonlyArray<readonly [string, () => string]> = [
+    ["a holder that is gone", () => `${2 ** 22 + 12_345} ${boot()}`],
+    ["a holder from another boot", () => `${process.ppid} 00000000-0000-0000-0000-000000000000`],
+    ["no boot id", () => `${process.ppid}`],
+    ["garbage", () => "not a lock"],
+    ["an empty file", () => ""]
+  ]
+
+  it.each(stale)("takes over a lock with %s", async (_, contents) => {
+    const home = tempDir()
+    const root = tempDir()
+    fs.mkdirSync(path.join(home, "run"), { recursive: true })
+    fs.writeFileSync(lockFile(home, root), contents())
+    const exit = await holdOnce(home, root)
+    expect(Exit.isSuccess(exit)).toBe(true)
+  })
+})

@@ -13,6 +13,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import { alive, bootId } from "./internal/processes.js"
 
 /**
  * Another live runner works in this checkout.
@@ -26,23 +27,6 @@ export class CheckoutBusy extends Schema.TaggedError<CheckoutBusy>()("@ratchet/c
 }) {
   override get message(): string {
     return `Another runner (pid ${this.pid}) is running in this checkout (${this.root}); two runners in one work tree would take each other's changes for their own. Wait for it to finish (ratchet status), or run the other task from another clone.`
-  }
-}
-
-const bootId = (): string => {
-  try {
-    return fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim().slice(0, 64) || "unknown"
-  } catch {
-    return "unknown"
-  }
-}
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
   }
 }
 

@@ -751,6 +751,13 @@ export const make: Effect.Effect<
       }
     })
 
+  /** The current run's step whose outcome awaits a person, or null. */
+  const unsettledStepOf = (task: Task.Task) =>
+    task.plan === null || task.run === null
+      ? Effect.succeed(null)
+      : Effect.map(runRows(task), ({ attempts, intents }) =>
+        RunState.unsettledStep((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents))
+
   const requestStop: Service["requestStop"] = (taskId, input, invocation) =>
     Effect.gen(function*() {
       const summary = yield* summaryOf(taskId)
@@ -941,18 +948,11 @@ export const make: Effect.Effect<
       if (task.spec !== null && task.spec.digest !== last.specDigest) found.push(`the spec digest changed from ${last.specDigest} to ${task.spec.digest}`)
       if (task.plan !== null && task.plan.digest !== last.planDigest) found.push(`the plan digest changed from ${last.planDigest} to ${task.plan.digest}`)
       if (found.length === 0) return [resumed]
-      const block: Task.Command = {
-        _tag: "Block",
-        actor,
-        at,
-        blocker: {
-          category: "decision_needed",
-          owner: "user",
-          requiredAction:
-            `The checkout changed while the run was paused: ${found.join("; ")}. Restore it, or accept the change: ratchet unblock ${task.taskId} --to RUNNING --resolution "…" (or ratchet reopen ${task.taskId}).`,
-          lastEvidence: found.slice(0, 20)
-        }
-      }
+      const block = RunState.decisionNeeded(
+        { actor, at },
+        `The checkout changed while the run was paused: ${found.join("; ")}. Restore it, or accept the change: ratchet unblock ${task.taskId} --to RUNNING --resolution "…" (or ratchet reopen ${task.taskId} --reason "…").`,
+        found.slice(0, 20)
+      )
       return [resumed, block]
     })
 
@@ -1056,16 +1056,13 @@ export const make: Effect.Effect<
         Effect.gen(function*() {
           // A step whose effect's outcome nobody knows is settled by a person first: unblocking
           // around it would leave the run with a step it may neither re-run nor count as done.
-          if (task.plan !== null && task.run !== null) {
-            const { attempts, intents } = yield* runRows(task)
-            const unsettled = RunState.statuses(task.plan.plan, attempts, intents).find((entry) => entry.status._tag === "Unsettled")
-            if (unsettled !== undefined) {
-              return yield* new ControllerError.InvalidRequest({
-                field: "--to",
-                reason: `step ${unsettled.step.id} was started and its outcome was never recorded (Indeterminate); the run cannot go on around it.`,
-                fix: `Check whether its effect happened, then: ratchet unblock ${taskId} --resolve ${unsettled.step.id} succeeded|failed`
-              })
-            }
+          const unsettled = yield* unsettledStepOf(task)
+          if (unsettled !== null) {
+            return yield* new ControllerError.InvalidRequest({
+              field: "--to",
+              reason: `step ${unsettled.id} was started and its outcome was never recorded (Indeterminate); the run cannot go on around it.`,
+              fix: `Check whether its effect happened, then: ratchet unblock ${taskId} --resolve ${unsettled.id} succeeded|failed`
+            })
           }
           const pendingSteps = yield* pendingStepsOf(task)
           const codeChanged = yield* codeChangedOf(task)
@@ -1138,16 +1135,13 @@ export const make: Effect.Effect<
           fix: `Pick the LSN of an event from: ratchet log ${taskId}`
         })
       }
-      if (task.plan !== null && task.run !== null) {
-        const { attempts, intents } = yield* runRows(task)
-        const unsettled = RunState.statuses(task.plan.plan, attempts, intents).find((entry) => entry.status._tag === "Unsettled")
-        if (unsettled !== undefined) {
-          return yield* new ControllerError.InvalidRequest({
-            field: "--to",
-            reason: `step ${unsettled.step.id} was started and its outcome was never recorded; rewinding past it would re-run or forget an effect nobody has judged.`,
-            fix: `Settle it first: ratchet unblock ${taskId} --resolve ${unsettled.step.id} succeeded|failed`
-          })
-        }
+      const unsettled = yield* unsettledStepOf(task)
+      if (unsettled !== null) {
+        return yield* new ControllerError.InvalidRequest({
+          field: "--to",
+          reason: `step ${unsettled.id} was started and its outcome was never recorded; rewinding past it would re-run or forget an effect nobody has judged.`,
+          fix: `Settle it first: ratchet unblock ${taskId} --resolve ${unsettled.id} succeeded|failed`
+        })
       }
       // A position between the events of one append would split what was written together (an
       // exit and its resolution, a failure and its successor): only the end of an append will do.

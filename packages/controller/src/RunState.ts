@@ -19,7 +19,9 @@
  */
 import type * as Attempt from "@ratchet/kernel/Attempt"
 import * as Digest from "@ratchet/kernel/Digest"
+import type * as Event from "@ratchet/kernel/Event"
 import type * as Plan from "@ratchet/kernel/Plan"
+import type * as Task from "@ratchet/kernel/Task"
 
 /**
  * An attempt as the run sees it (a read-model row of the current run).
@@ -243,3 +245,34 @@ export const fingerprint = (input: {
   const digest = Digest.ofCanonical(`${input.stepId}\n${ending}\n${normaliseTail(input.output)}`)
   return `fp:${ending}:${digest.slice("sha256:".length, "sha256:".length + 16)}`
 }
+
+/**
+ * The first step whose outcome awaits a person (an Indeterminate attempt with a dispatched intent),
+ * or null.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unsettledStep = (
+  plan: Plan.Plan,
+  attempts: ReadonlyArray<AttemptInfo>,
+  intents: ReadonlyArray<IntentInfo>
+): Plan.Step | null => statuses(plan, attempts, intents).find((entry) => entry.status._tag === "Unsettled")?.step ?? null
+
+/**
+ * The command that blocks a task until a person decides: `requiredAction` says what happened and
+ * the command to run.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const decisionNeeded = (
+  meta: { readonly actor: Event.Actor; readonly at: number },
+  requiredAction: string,
+  lastEvidence: ReadonlyArray<string>
+): Task.Command => ({
+  _tag: "Block",
+  actor: meta.actor,
+  at: meta.at,
+  blocker: { category: "decision_needed", owner: "user", requiredAction, lastEvidence }
+})

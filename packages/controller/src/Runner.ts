@@ -492,18 +492,11 @@ export const run = (
     ) =>
       append((task, at) =>
         Effect.map(
-          decideAll(task, [{
-            _tag: "Block",
-            actor,
-            at,
-            blocker: {
-              category: "decision_needed",
-              owner: "user",
-              requiredAction:
-                `Step ${step.id} was started and its runner died before recording the outcome (${why}). Check whether its effect happened, then: ratchet unblock ${taskId} --resolve ${step.id} succeeded|failed`,
-              lastEvidence: [intentId]
-            }
-          }]),
+          decideAll(task, [RunState.decisionNeeded(
+            { actor, at },
+            `Step ${step.id} was started and its runner died before recording the outcome (${why}). Check whether its effect happened, then: ratchet unblock ${taskId} --resolve ${step.id} succeeded|failed`,
+            [intentId]
+          )]),
           (blocked) => [
             transition(runId, step.id, attempt, from, Attempt.cancel(true), at),
             { _tag: "AttemptNoted", ...meta(at), runId, stepId: step.id, attempt, note: `recovered: Indeterminate; ${why}` } satisfies Event.Event,
@@ -640,18 +633,11 @@ export const run = (
           if (cancelled !== null) {
             commands.push({ _tag: "Cancel", actor: cancelled.actor, at, reason: cancelled.reason })
           } else if (unobserved !== null) {
-            commands.push({
-              _tag: "Block",
-              actor,
-              at,
-              blocker: {
-                category: "decision_needed",
-                owner: "user",
-                requiredAction:
-                  `Step ${step.id} ended (${ended.exitCode === null ? "killed" : `exit ${ended.exitCode}`}) but the work tree could not be read afterwards, so its scope was not checked: ${unobserved}. Fix the checkout, check what the step changed, then: ratchet unblock ${taskId} --to RUNNING --resolution "…"`,
-                lastEvidence: [intentId]
-              }
-            })
+            commands.push(RunState.decisionNeeded(
+              { actor, at },
+              `Step ${step.id} ended (${ended.exitCode === null ? "killed" : `exit ${ended.exitCode}`}) but the work tree could not be read afterwards, so its scope was not checked: ${unobserved}. Fix the checkout, check what the step changed, then: ratchet unblock ${taskId} --to RUNNING --resolution "…"`,
+              [intentId]
+            ))
           } else if (violations.length > 0) {
             commands.push({
               _tag: "Block",

@@ -14,6 +14,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { spawn } from "node:child_process"
 import * as Effect from "effect/Effect"
+import { alive, bootId } from "./internal/processes.js"
 
 /**
  * How a command ended.
@@ -108,24 +109,8 @@ export const filesOf = (directory: string, name: string) => ({
   pid: path.join(directory, `${name}.pid`)
 })
 
-/** This boot of the machine (Linux), so a pid from before a reboot is never taken for a live one. */
-const bootId = (): string => {
-  try {
-    return fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim().slice(0, 64) || "unknown"
-  } catch {
-    return "unknown"
-  }
-}
-
 /** Whether any process of group `pgid` is alive. */
-const groupAlive = (pgid: number): boolean => {
-  try {
-    process.kill(-pgid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
+const groupAlive = (pgid: number): boolean => alive(-pgid)
 
 /**
  * The process group of a command started under `name` that is still running on this machine (its

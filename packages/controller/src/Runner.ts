@@ -228,7 +228,6 @@ export const run = (
     // ---- the lease ------------------------------------------------------------------------------
     const owner = yield* ownerOf(project.workspaceId)
     const observed = yield* leases.observe(key)
-    const epochRef = yield* Ref.make(0)
     const released = yield* Ref.make(false)
     let started = false
     let lease: LeaseManager.Lease
@@ -281,7 +280,6 @@ export const run = (
     } else {
       lease = yield* leases.acquire(key, owner, { actor })
     }
-    yield* Ref.set(epochRef, lease.epoch)
     // A request for this run that it did not act on (it blocked, or ended, first) goes with it.
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
@@ -468,13 +466,13 @@ export const run = (
                   note(at, "recovered: the probe exited 1, so the side effect did not happen; a successor runs")
                 ])
               } else {
-                yield* indeterminate(task, runId, step, attempt, status.state, decision.intentId,
+                yield* indeterminate(runId, step, attempt, status.state, decision.intentId,
                   `the probe could not tell (${ended.timedOut ? "it timed out" : ended.spawnError ?? `exit ${ended.exitCode ?? ended.signal}`})`)
               }
               break
             }
             case "Indeterminate":
-              yield* indeterminate(task, runId, step, attempt, status.state, decision.intentId, "the step is neither idempotent nor probed")
+              yield* indeterminate(runId, step, attempt, status.state, decision.intentId, "the step is neither idempotent nor probed")
               break
           }
           progress({ type: "recovered", taskId, stepId: step.id, attempt, decision: decision._tag })
@@ -482,7 +480,6 @@ export const run = (
       })
 
     const indeterminate = (
-      _task: Task.Task,
       runId: string,
       step: Plan.Step,
       attempt: number,
@@ -751,11 +748,10 @@ export const run = (
         if (request !== null) {
           const nextStep = next._tag === "Step" ? next.step.id : null
           if (request.kind === "pause") {
-            const atBoundary = yield* boundary(task, nextStep)
+            yield* boundary(task, nextStep)
             const paused = yield* append((fresh, at) =>
               decideAll(fresh, [{ _tag: "Pause", actor: request.actor, at, reason: request.reason }]))
             RunRequest.clearIf(options.home, taskId, request)
-            void atBoundary
             yield* project_(paused.task)
             return outcome(paused.task, "paused", `Paused before ${nextStep ?? "verification"}. Continue with: ratchet resume ${taskId}`)
           }

@@ -284,7 +284,8 @@ export const run = (
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         const left = RunRequest.read(options.home, taskId)
-        if (left !== null && left.epoch === lease.epoch) RunRequest.clearIf(options.home, taskId, left)
+        // An epoch-less one (a Ctrl-C of this runner's own) is this run's too.
+        if (left !== null && (left.epoch === undefined || left.epoch === lease.epoch)) RunRequest.clearIf(options.home, taskId, left)
       })
     )
     yield* Effect.addFinalizer(() =>

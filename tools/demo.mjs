@@ -1,229 +1,181 @@
 #!/usr/bin/env node
 /**
- * `npm run demo`: one task driven from brief to verified completion through the real kernel and
- * the embedded SQLite store, printing every decision, every HOLD a person would meet, and what
- * the store holds at the end.
+ * `npm run demo`: one task from brief to COMPLETED on embedded SQLite, through the real `ratchet`
+ * CLI (the bundle `npm ci` built), in a fresh git repository with a real bug and a real test.
  *
- * Each step reads the task's summary (a read model, O(1) in history), lets the kernel decide the
- * command, and appends the events with the expected version, so this is the same loop the
- * controller runs. Approvals are receipts a person gives on a terminal; here the script gives
- * them itself, as the person "demo", and says so — the CLI takes them interactively.
+ * The repository has `src/sum.mjs` (it subtracts) and a `node:test` test for it. The task: make
+ * the test pass. Its spec has two acceptance criteria: AC-001 is the test command, with its JUnit
+ * report as evidence; AC-002 is an artifact the fix must leave. The plan's one step is a command
+ * that fixes the file (standing in for the agent's edit). Then `ratchet run` executes it,
+ * `ratchet done` is refused before verification (a HOLD with the reason and the next action),
+ * `ratchet verify` runs the test as an identity other than the runner, and `ratchet done`
+ * completes atomically.
  *
- * The store lives in $RATCHET_HOME when it is set, otherwise in a fresh temporary directory.
+ * Approvals are typed by a person on a terminal; here this script types them, through `script`
+ * (a pseudo-terminal), exactly as the end-to-end tests do, and says so.
+ *
+ * The repository and store live in a fresh temporary directory (kept, and printed, at the end).
  */
 import { spawnSync } from "node:child_process"
-import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Stream from "effect/Stream"
-import * as Chunk from "effect/Chunk"
-import { Spec, Plan, Task } from "@ratchet/kernel"
-import { EventStore, ReadModel } from "@ratchet/storage"
-import { SqliteStore } from "@ratchet/storage-sqlite"
+import { fileURLToPath } from "node:url"
 
-const home = process.env["RATCHET_HOME"] ?? fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-demo-"))
-const taskId = `demo-${randomUUID().slice(0, 8)}`
-const projectId = "demo-project"
+const bin = fileURLToPath(new URL("../apps/cli/bin/ratchet.mjs", import.meta.url))
+if (!fs.existsSync(fileURLToPath(new URL("../apps/cli/dist/ratchet.mjs", import.meta.url)))) {
+  console.error("The CLI bundle is missing: run npm ci (or node apps/cli/build.mjs) first.")
+  process.exit(2)
+}
 
-const person = /** @type {const} */ ({ kind: "user", id: "demo" })
-const agent = /** @type {const} */ ({ kind: "agent", id: "agent-1" })
-const runner = /** @type {const} */ ({ kind: "runner", id: "runner-1" })
-const verifier = /** @type {const} */ ({ kind: "verifier", id: "verifier-1" })
+const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-demo-")))
+const repo = path.join(root, "repo")
+const files = path.join(root, "files")
+fs.mkdirSync(path.join(repo, "src"), { recursive: true })
+fs.mkdirSync(path.join(repo, "test"), { recursive: true })
+fs.mkdirSync(files)
 
-let clock = Date.now()
-const at = () => (clock += 1)
+/** The environment of every call: this demo's store, no colours, nothing inherited that points elsewhere. */
+const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("RATCHET_") && !key.startsWith("GIT_")))
+Object.assign(env, { RATCHET_HOME: path.join(root, "home"), NO_COLOR: "1", SHELL: "/bin/sh" })
 
-/**
- * A receipt as the CLI records one after a person typed the digest's first characters.
- *
- * @param {"restatement" | "spec" | "plan"} subject
- * @param {string} digest
- */
-const receipt = (subject, digest) => ({
-  subject,
-  digest: /** @type {any} */ (digest),
-  actor: person,
-  channel: "terminal",
-  at: at()
-})
+const say = (text) => console.log(text)
+const shellWord = (word) => `'${word.replace(/'/g, `'\\''`)}'`
 
-const line = (/** @type {string} */ text) => console.log(text)
+/** Runs `ratchet args…` and returns its exit code and output; stops the demo on an unexpected code. */
+const ratchet = (args, { expect = [0], tty = null, actor = null, quiet = false, silent = false } = {}) => {
+  const callEnv = actor === null ? env : { ...env, RATCHET_ACTOR: actor }
+  if (!silent) say(`\n$ ${actor === null ? "" : `RATCHET_ACTOR=${actor} `}ratchet ${args.join(" ")}${tty === null ? "" : "   # typed on a terminal"}`)
+  const result = tty === null
+    ? spawnSync(process.execPath, [bin, ...args], { cwd: repo, env: callEnv, encoding: "utf8" })
+    : spawnSync("script", ["-qec", [process.execPath, bin, ...args].map(shellWord).join(" "), "/dev/null"], { cwd: repo, env: callEnv, input: tty, encoding: "utf8" })
+  const out = `${result.stdout ?? ""}${result.stderr ?? ""}`.trimEnd()
+  if (!quiet && out !== "") say(out.split("\n").map((line) => `  ${line}`).join("\n"))
+  if (!expect.includes(result.status ?? -1)) {
+    console.error(`\nratchet ${args.join(" ")} exited ${result.status}, expected ${expect.join(" or ")}; the demo stops. Files: ${root}`)
+    process.exit(1)
+  }
+  return { code: result.status, stdout: result.stdout ?? "" }
+}
 
-const program = Effect.gen(function*() {
-  const store = yield* EventStore.EventStore
-  const models = yield* ReadModel.ReadModels
+const json = (args, options) => {
+  const result = ratchet([...args, "--json"], { ...options, quiet: true, silent: true })
+  const document = JSON.parse(result.stdout.split("\n").filter((line) => line.startsWith("{")).at(-1) ?? "null")
+  return document
+}
 
-  /** The aggregate and its stream version, read from the task summary. */
-  const current = Effect.map(models.taskSummary(taskId), (summary) =>
-    summary === null
-      ? { aggregate: Task.initial, version: 0 }
-      : { aggregate: /** @type {Task.Aggregate} */ (summary.task), version: summary.version })
+const git = (...args) => {
+  const result = spawnSync("git", args, { cwd: repo, env, encoding: "utf8" })
+  if (result.status !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr}`)
+}
 
-  /**
-   * Decide a command against the stored state and append what it decides; print a HOLD or a
-   * refusal instead when the kernel says no.
-   *
-   * @param {string} label
-   * @param {Task.Command} command
-   * @param {{ epoch?: number | null, extra?: ReadonlyArray<any> }} [options]
-   */
-  const step = (label, command, options = {}) =>
-    Effect.gen(function*() {
-      const { aggregate, version } = yield* current
-      const decision = Task.decide(command, aggregate)
-      if (Either.isLeft(decision)) {
-        const rejection = decision.left
-        if (rejection._tag === "@ratchet/kernel/TaskCommandHeld") {
-          line(`  HOLD  ${label}`)
-          for (const reason of rejection.gate.reasons) line(`        - ${reason.code}: ${reason.message}`)
-          for (const action of rejection.gate.requiredActions) {
-            line(`        → ${action.description}${action.command === undefined ? "" : `: ${action.command}`}`)
-          }
-        } else {
-          line(`  NO    ${label}: ${rejection.message}`)
-        }
-        return false
-      }
-      const events = [...decision.right, ...(options.extra ?? [])]
-      const result = yield* store.append({
-        projectId,
-        streamId: taskId,
-        expectedVersion: version,
-        epoch: options.epoch ?? null,
-        operationId: randomUUID(),
-        events
-      })
-      const names = events.map((event) => event._tag).join(", ") || "(no change)"
-      const state = (yield* current).aggregate
-      line(
-        `  ok    ${label} → ${state._tag === "Task" ? state.state : "?"}   [lsn ${result.firstLsn}–${result.lastLsn}: ${names}]`
-      )
-      return true
-    })
+/** Approves `subject` as the person at the terminal: types the digest's first 8 hex characters. */
+const approve = (taskId, subject, digestField = subject) => {
+  const digest = json(["status", taskId]).task.digests[digestField]
+  const typed = digest.slice("sha256:".length, "sha256:".length + 8)
+  const result = ratchet(["approve", taskId, subject], { tty: `${typed}\n`, quiet: true })
+  say(`  (the ${subject} is shown in full; the person types ${typed})`)
+  say(result.stdout.trimEnd().split("\n").slice(-3).map((line) => `  ${line}`).join("\n"))
+}
 
-  /** Append run-level facts under the lease, with no lifecycle decision. */
-  const facts = (/** @type {string} */ label, /** @type {number} */ epoch, /** @type {ReadonlyArray<any>} */ events) =>
-    Effect.gen(function*() {
-      const { version } = yield* current
-      const result = yield* store.append({
-        projectId,
-        streamId: taskId,
-        expectedVersion: version,
-        epoch,
-        operationId: randomUUID(),
-        events
-      })
-      line(`  ok    ${label}   [lsn ${result.firstLsn}–${result.lastLsn}: ${events.map((e) => e._tag).join(", ")}]`)
-    })
+// ---- a repository with a bug and a test ---------------------------------------------------------
+fs.writeFileSync(path.join(repo, "src", "sum.mjs"), "export const sum = (a, b) => a - b\n")
+fs.writeFileSync(
+  path.join(repo, "test", "sum.test.mjs"),
+  [
+    `import assert from "node:assert/strict"`,
+    `import test from "node:test"`,
+    `import { sum } from "../src/sum.mjs"`,
+    ``,
+    `test("adds two numbers", () => assert.equal(sum(2, 3), 5))`,
+    `test("adds a negative number", () => assert.equal(sum(2, -3), -1))`,
+    ``
+  ].join("\n")
+)
+fs.writeFileSync(path.join(repo, ".gitignore"), "reports/\n")
+git("init", "-q")
+git("config", "user.name", "Ratchet demo")
+git("config", "user.email", "demo@ratchet.invalid")
+git("config", "commit.gpgsign", "false")
+git("add", ".")
+git("commit", "-q", "-m", "sum, with a bug")
+say(`A repository with a bug (src/sum.mjs subtracts) and its test, in ${repo}`)
 
-  line(`Ratchet demo — task ${taskId}, store ${home}`)
-  line("")
-  line("brief")
-  yield* step("create the task", { _tag: "CreateTask", taskId, projectId, goal: "Make the flaky date test deterministic", slug: "flaky-date-test", actor: person, at: at() })
-  yield* step("begin the interview (setup check)", { _tag: "BeginInterview", projectInitialized: true, storeWritable: true, actor: person, at: at() })
-  yield* step("the agent asks a blocking question", { _tag: "AskQuestion", questionId: "Q-1", text: "Which timezone do the tests run in?", blocking: true, actor: agent, at: at() })
-  yield* step("close the brief too early", { _tag: "CloseBrief", actor: agent, at: at() })
-  yield* step("answer it", { _tag: "AnswerQuestion", questionId: "Q-1", answer: "UTC, set by the test runner", source: "user", actor: person, at: at() })
-  const restatement = "Freeze the clock in the date test so it passes in any timezone."
-  yield* step("restate the goal", { _tag: "Restate", text: restatement, actor: agent, at: at() })
-  yield* step("the agent tries to approve it", { _tag: "ApproveRestatement", receipt: { ...receipt("restatement", Task.restatementDigest(restatement)), actor: agent }, actor: agent, at: at() })
-  yield* step("a person approves it (simulated terminal receipt)", { _tag: "ApproveRestatement", receipt: receipt("restatement", Task.restatementDigest(restatement)), actor: person, at: at() })
-  yield* step("close the brief", { _tag: "CloseBrief", actor: agent, at: at() })
+// ---- brief, spec, plan ----------------------------------------------------------------------------
+ratchet(["init"])
+const taskId = json(["task", "create", "--goal", "Make sum add, so its test passes"]).taskId
+say(`  task ${taskId}`)
+ratchet(["brief", taskId, "restate", "sum(a, b) must return a + b; the test in test/sum.test.mjs must pass."])
+approve(taskId, "restatement")
+ratchet(["brief", taskId, "close"])
 
-  line("")
-  line("contract")
-  const spec = Either.getOrThrow(Spec.decode({
-    goal: "Make the flaky date test deterministic",
-    nonGoals: ["Rewrite the date library"],
-    constraints: ["No new runtime dependencies"],
-    acceptanceCriteria: [
-      { id: "AC-001", outcome: "The date test passes in every timezone", required: true, verify: { command: "node --version", expectExitCode: 0, timeoutSeconds: 60 } }
-    ],
-    execution: { allowedScope: ["test/**"], retry: { maxSuccessors: 2 } }
-  }))
-  yield* step("propose the spec", { _tag: "ProposeSpec", spec, actor: agent, at: at() })
-  yield* step("approve the spec (simulated terminal receipt)", { _tag: "ApproveSpec", receipt: receipt("spec", Spec.digest(spec)), actor: person, at: at() })
-  line(`        spec digest ${Spec.digest(spec)}`)
+const testCommand = "mkdir -p reports && node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination=reports/junit.xml test/"
+const spec = path.join(files, "spec.md")
+fs.writeFileSync(
+  spec,
+  [
+    "---",
+    `goal: "Make sum add, so its test passes"`,
+    "constraints:",
+    `  - "No new dependencies"`,
+    "context:",
+    "  relevantPaths:",
+    `    - "src/sum.mjs"`,
+    `    - "test/sum.test.mjs"`,
+    "acceptanceCriteria:",
+    "  - id: AC-001",
+    "    outcome: The sum test passes",
+    "    required: true",
+    "    verify:",
+    `      command: ${JSON.stringify(testCommand)}`,
+    "      timeoutSeconds: 120",
+    "      junit: reports/junit.xml",
+    "  - id: AC-002",
+    "    outcome: The fixed module is in place",
+    "    required: true",
+    "    verify:",
+    `      command: "node -e \\"import('./src/sum.mjs').then((m) => process.exit(m.sum(1, 1) === 2 ? 0 : 1))\\""`,
+    "      artifacts:",
+    `        - path: src/sum.mjs`,
+    "execution:",
+    "  allowedScope:",
+    `    - "src/**"`,
+    "---",
+    "# Make sum add",
+    "",
+    "The module subtracts; its test expects addition.",
+    ""
+  ].join("\n")
+)
+ratchet(["spec", taskId, "--file", spec])
+approve(taskId, "spec")
+ratchet(["preflight", taskId])
+const plan = path.join(files, "plan.yaml")
+fs.writeFileSync(
+  plan,
+  [
+    "steps:",
+    "  - id: fix-sum",
+    `    title: "Make sum add"`,
+    "    acRefs: [AC-001, AC-002]",
+    "    run:",
+    `      command: "node -e \\"require('fs').writeFileSync('src/sum.mjs', 'export const sum = (a, b) => a + b\\\\n')\\""`,
+    ""
+  ].join("\n")
+)
+ratchet(["plan", taskId, "--file", plan])
+approve(taskId, "plan")
 
-  line("")
-  line("plan")
-  yield* step("preflight the repository", { _tag: "RecordPreflight", observation: { head: "0000000", dirtyPaths: [], missingPaths: [], invalidScopes: [] }, actor: runner, at: at() })
-  const plan = Either.getOrThrow(Plan.decode({
-    specDigest: Spec.digest(spec),
-    steps: [{ id: "check-node", title: "Check the toolchain", acRefs: ["AC-001"], run: { command: "node --version" }, timeoutSeconds: 60 }]
-  }, spec))
-  yield* step("propose the plan", { _tag: "ProposePlan", plan, actor: agent, at: at() })
-  yield* step("approve the plan (simulated terminal receipt)", { _tag: "ApprovePlan", receipt: receipt("plan", Plan.digest(plan)), actor: person, at: at() })
-
-  line("")
-  line("impl")
-  const runId = `run-${randomUUID().slice(0, 8)}`
-  const owner = { workspaceId: "demo-workspace", host: "runner", pid: process.pid, processStartedAt: clock }
-  const startRun = /** @type {(held: boolean) => Task.Command} */ (held) => ({ _tag: "StartRun", runId, specDigest: Spec.digest(spec), planDigest: Plan.digest(plan), lease: { held, epoch: 1 }, actor: runner, at: at() })
-  yield* step("start the run without the writer lease", startRun(false))
-  yield* step("take the lease and start the run in one transaction", startRun(true), {
-    epoch: 1,
-    extra: [{ _tag: "LeaseAcquired", version: 1, actor: runner, at: at(), epoch: 1, owner, heartbeatMs: 2000, graceMs: 6000 }]
-  })
-  yield* facts("checkpoint the run start", 1, [{ _tag: "CheckpointRecorded", version: 1, actor: runner, at: at(), kind: "run_start", runId }])
-  const attempt = { runId, stepId: "check-node", attempt: 1 }
-  yield* facts("schedule and admit attempt 1", 1, [
-    { _tag: "AttemptScheduled", version: 1, actor: runner, at: at(), ...attempt },
-    { _tag: "AttemptTransitioned", version: 1, actor: runner, at: at(), ...attempt, from: "Pending", to: "Running" },
-    { _tag: "IntentRecorded", version: 1, actor: runner, at: at(), intentId: "intent-1", ...attempt, description: "node --version" }
-  ])
-  yield* facts("intent dispatched, durably, before the command starts", 1, [{ _tag: "IntentDispatched", version: 1, actor: runner, at: at(), intentId: "intent-1" }])
-  const child = spawnSync(process.execPath, ["--version"], { encoding: "utf8" })
-  line(`        ran: node --version → exit ${child.status}, ${child.stdout.trim()}`)
-  yield* facts("intent resolved, attempt succeeded", 1, [
-    { _tag: "IntentResolved", version: 1, actor: runner, at: at(), intentId: "intent-1", outcome: child.status === 0 ? "Succeeded" : "Failed", resultRefs: [] },
-    { _tag: "AttemptTransitioned", version: 1, actor: runner, at: at(), ...attempt, from: "Running", to: child.status === 0 ? "Succeeded" : "Failed" },
-    { _tag: "CheckpointRecorded", version: 1, actor: runner, at: at(), kind: "step", runId }
-  ])
-
-  line("")
-  line("verify")
-  const { version } = yield* current
-  yield* step("enter verification (every step terminal)", { _tag: "EnterVerification", pendingSteps: [], snapshotLsn: version, actor: runner, at: at() }, { epoch: 1 })
-  /** @type {(by: typeof runner | typeof verifier) => import("@ratchet/kernel/Event").AcVerdict} */
-  const verdict = (by) => ({ acId: "AC-001", verdict: "PASS", evidenceRefs: ["evidence:node-version"], specDigest: Spec.digest(spec), verifier: by, at: at() })
-  yield* step("complete on the worker's own word", { _tag: "Complete", verdicts: [verdict(runner)], workers: [runner], actor: runner, at: at() }, { epoch: 1 })
-  yield* step("complete on an independent verifier's evidence, releasing the lease in the same transaction", {
-    _tag: "Complete",
-    verdicts: [verdict(runner), verdict(verifier)],
-    workers: [runner],
-    actor: verifier,
-    at: at()
-  }, {
-    epoch: 1,
-    extra: [
-      { _tag: "CheckpointRecorded", version: 1, actor: verifier, at: at(), kind: "terminal", runId },
-      { _tag: "LeaseReleased", version: 1, actor: verifier, at: at(), epoch: 1 }
-    ]
-  })
-
-  line("")
-  line("what the store holds")
-  const summary = yield* models.taskSummary(taskId)
-  const lease = yield* models.lease(projectId, taskId)
-  const checkpoints = yield* models.checkpoints(taskId)
-  const stored = yield* models.snapshot(taskId)
-  const rebuilt = yield* models.rebuild(taskId)
-  const log = Chunk.toReadonlyArray(yield* Stream.runCollect(store.read({ streamId: taskId })))
-  const same = JSON.stringify([...stored.attempts.values(), ...stored.intents.values(), stored.summary]) ===
-    JSON.stringify([...rebuilt.attempts.values(), ...rebuilt.intents.values(), rebuilt.summary])
-  line(`  state ${summary?.task.state}, version ${summary?.version}, ${log.length} events in the log`)
-  line(`  terminal checkpoint: ${checkpoints.some((c) => c.kind === "terminal") ? "yes" : "no"}, lease held: ${lease?.held ? "yes" : "no"}`)
-  line(`  COMPLETED is shown only because a fresh read confirms both: ${summary?.task.state === "COMPLETED" && checkpoints.some((c) => c.kind === "terminal") && lease?.held === false ? "yes" : "no"}`)
-  line(`  read models equal a cold rebuild from the log: ${same ? "yes" : "NO"}`)
-  line("")
-  line(`The store is in ${home} (ratchet.db, blobs/). Run again to add another task to it.`)
-})
-
-Effect.runPromise(Effect.provide(program, SqliteStore.layer({ directory: home }))).catch((error) => {
-  console.error(error instanceof Error ? error.message : error)
-  process.exitCode = 1
-})
+// ---- run, verify, done ------------------------------------------------------------------------------
+ratchet(["run", taskId])
+say("\nCompletion before verification is refused, with the reason and what to do:")
+ratchet(["done", taskId], { expect: [3] })
+ratchet(["verify", taskId], { actor: "verifier:demo-ci" })
+ratchet(["done", taskId])
+ratchet(["done", taskId])
+ratchet(["evidence", taskId, "--ac", "AC-001"])
+const final = json(["status", taskId]).task
+ratchet(["lease", "show", taskId])
+say(`\nThe task is ${final.state}. Its projections: ${path.join(repo, ".ratchet", "tasks")}`)
+say(`Everything is in ${root} (the store in home/, the repository in repo/); remove it when done.`)
+if (final.state !== "COMPLETED") process.exit(1)

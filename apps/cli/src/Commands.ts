@@ -9,7 +9,9 @@ import * as path from "node:path"
 import * as ContractFile from "@ratchet/controller/ContractFile"
 import * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
+import * as Completion from "@ratchet/controller/Completion"
 import * as Stats from "@ratchet/controller/Stats"
+import * as Verify from "@ratchet/controller/Verify"
 import type * as Digest from "@ratchet/kernel/Digest"
 import type * as Event from "@ratchet/kernel/Event"
 import * as KernelEvent from "@ratchet/kernel/Event"
@@ -18,12 +20,14 @@ import * as Task from "@ratchet/kernel/Task"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import type { OptionSpec, Parsed, PositionalSpec } from "./Args.js"
 import * as Render from "./Render.js"
 import * as RunnerProcess from "./RunnerProcess.js"
 import * as Store from "./Store.js"
 import * as Terminal from "./Terminal.js"
+import * as VerifyRender from "./VerifyRender.js"
 
 /**
  * What a command is run with.
@@ -117,6 +121,21 @@ const writtenJson = (written: Controller.Written, extra: Record<string, unknown>
 })
 
 const controller = Controller.Controller
+
+/** `--ac AC-001,AC-002` as ids, trimmed, without empties. */
+const acList = (parsed: Parsed): ReadonlyArray<string> => {
+  const raw = parsed.options["ac"]
+  return typeof raw === "string" ? raw.split(",").map((id) => id.trim()).filter((id) => id !== "") : []
+}
+
+/**
+ * `RATCHET_FAULT=done:<point>` (a test facility): the completion kills this process with SIGKILL
+ * at that point, as a crash would.
+ */
+const completionFault = (point: Completion.FaultPoint) =>
+  Effect.sync(() => {
+    if (process.env["RATCHET_FAULT"] === `done:${point}`) process.kill(process.pid, "SIGKILL")
+  })
 
 /** Asks the person to type the confirmation of `digest`; a mismatch approves nothing. */
 const confirm = (subject: Controller.ApprovalSubject, env: Env) =>
@@ -436,6 +455,137 @@ export const commands: ReadonlyArray<CommandSpec> = [
       })
   },
   {
+    name: "verify",
+    usage: "ratchet verify <task> [--ac <ids>]",
+    summary: "Verify the acceptance criteria against the run's frozen episode (VERIFYING)",
+    description: [
+      "Runs every verifier that applies to each acceptance criterion (all of them, or those named by --ac), in the workspace: the command verifier runs verify.command with its timeout and records the exit code, the output as blobs and the tree it ran against; a junit report is read case by case; artifacts are hashed; a manual criterion asks you, on an interactive terminal, what you observed. Each criterion gets a verdict, PASS, FAIL, INDETERMINATE or NOT_RUN, with its evidence, the spec digest and you as the verifier of record; a command that cannot start is NOT_RUN, never FAIL, and INDETERMINATE never counts as PASS.",
+      "The pass concludes over every verdict of this episode: APPROVED when the completion gate is CLEAR (then ratchet done); REVISE when a required criterion FAILED (the task BLOCKS naming the steps behind it, to be run again with ratchet unblock --to RUNNING); BLOCKED when evidence is missing or the only verdicts are the worker's own (self-verification). The identity that did the run's steps cannot be the verifier of record.",
+      "Exit 0 for APPROVED, 3 for REVISE or BLOCKED, 4 when the task left VERIFYING while the verifiers ran (cancelled, rewound): the pass is then reported and not recorded."
+    ].join(" "),
+    positionals: [taskArg],
+    options: {
+      ac: { type: "string", valueName: "<ids>", description: "Only these criteria, comma-separated (e.g. AC-001,AC-003); earlier verdicts of this episode still count for the others." },
+      ...leaseEpoch
+    },
+    examples: ["ratchet verify t-3f9a1c2b", "ratchet verify t-3f9a1c2b --ac AC-002", "RATCHET_ACTOR=verifier:ci ratchet verify t-3f9a1c2b --json"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.gen(function*() {
+          const acs = acList(parsed)
+          if (!env.json) env.write(`Verifying ${str(parsed, "task")} as ${env.actor.kind}:${Render.visible(env.actor.id)}\n`)
+          const result = yield* Verify.verify({
+            taskId: str(parsed, "task"),
+            acs,
+            invocation: invocation(parsed, env),
+            onProgress: (event) => Effect.sync(() => {
+              if (!env.json) env.write(VerifyRender.progress(event, env.style))
+            })
+          }).pipe(Effect.provide(Layer.merge(Store.verification(c.project), VerifyRender.observer(env.actor))))
+          const exit = result.notRecorded !== null ? 4 : result.conclusion.outcome === "APPROVED" ? 0 : 3
+          return {
+            exit,
+            json: {
+              taskId: result.taskId,
+              runId: result.runId,
+              branch: result.branch,
+              snapshotLsn: result.snapshotLsn,
+              outcome: result.conclusion.outcome,
+              recorded: result.notRecorded === null,
+              recordedLsn: result.recordedLsn,
+              notRecorded: result.notRecorded,
+              state: result.state,
+              gate: result.conclusion.gate,
+              blocker: result.conclusion.blocker,
+              stepsToRevise: result.conclusion.stepsToRevise,
+              criteria: result.results.map((r) => ({
+                acId: r.acId,
+                required: r.required,
+                verdict: r.verdict.verdict,
+                evidenceRefs: r.verdict.evidenceRefs,
+                verifier: r.verdict.verifier,
+                judgements: r.judgements.map((j) => ({ verifier: j.verifier, verdict: j.verdict, reason: j.reason }))
+              })),
+              warnings: result.warnings
+            },
+            text: VerifyRender.verified(result, env.style)
+          } satisfies Outcome
+        }))
+  },
+  {
+    name: "done",
+    usage: "ratchet done <task>",
+    summary: "Complete a verified task atomically (VERIFYING → COMPLETED)",
+    description: [
+      "Checks the completion gate for the current spec digest (every required criterion PASS in this episode, by an identity other than the worker, with evidence; no open blocker): HOLD lists what is missing, exit 3.",
+      "Then writes the final run.md and verification.md, and commits in one transaction the completion record, the terminal checkpoint and the lease release; COMPLETED is printed only after a fresh read confirms them. Running it again on a COMPLETED task confirms and writes nothing; after a crash it finishes what was left (nothing is ever half-done)."
+    ].join(" "),
+    positionals: [taskArg],
+    options: {},
+    examples: ["ratchet done t-3f9a1c2b", "ratchet verify t-3f9a1c2b && ratchet done t-3f9a1c2b --json"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.map(
+          Completion.complete({ taskId: str(parsed, "task"), invocation: invocation(parsed, env), fault: completionFault }).pipe(
+            Effect.provide(Store.verification(c.project))
+          ),
+          (result) => ok({ ...result, state: "COMPLETED" }, VerifyRender.completed(result, env.style))
+        ))
+  },
+  {
+    name: "evidence",
+    usage: "ratchet evidence <task> [--ac <ids>] [--show-output]",
+    summary: "Show the verdicts of the current verification episode and their evidence",
+    description:
+      "For each acceptance criterion: the verdict that counts (this episode, the current spec digest, an independent verifier) and every verdict recorded, each with its evidence records: the command and its exit, the tree it ran against, JUnit cases, artifact hashes, a person's observation. Output bodies (stdout, stderr, reports) stay in the blob store unless --show-output loads them (the first 64 KiB of each). Writes nothing.",
+    positionals: [taskArg],
+    options: {
+      ac: { type: "string", valueName: "<ids>", description: "Only these criteria, comma-separated." },
+      "show-output": { type: "boolean", description: "Load and print the output bodies the evidence refers to." }
+    },
+    examples: ["ratchet evidence t-3f9a1c2b", "ratchet evidence t-3f9a1c2b --ac AC-001 --show-output", "ratchet evidence t-3f9a1c2b --json | jq '.criteria[].counted.verdict'"],
+    needs: "project",
+    run: (parsed, env) =>
+      Effect.flatMap(controller, (c) =>
+        Effect.gen(function*() {
+          const shown = yield* Verify.evidenceOf(str(parsed, "task"), acList(parsed))
+          const showOutput = parsed.options["show-output"] === true
+          const bodies: Record<string, { readonly text: string; readonly size: number; readonly truncated: boolean }> = {}
+          if (showOutput) {
+            for (const criterion of shown.criteria) {
+              for (const { evidence } of criterion.verdicts) {
+                for (const { record } of evidence) {
+                  for (const body of VerifyRender.bodiesOf(record)) {
+                    if (bodies[body.ref] === undefined) bodies[body.ref] = yield* Verify.body(body.ref, 64 * 1024)
+                  }
+                }
+              }
+            }
+          }
+          const lines = [
+            `${shown.taskId}: ${env.style.bold(shown.state)} — run ${shown.runId}, episode at LSN ${shown.snapshotLsn}, spec ${shown.specDigest.slice(0, 19)}`
+          ]
+          for (const criterion of shown.criteria) {
+            lines.push(`${criterion.acId}${criterion.required ? "" : " (optional)"}: ${criterion.counted?.verdict ?? "not verified"} — ${Render.visible(criterion.outcome)}`)
+            for (const { verdict, evidence } of criterion.verdicts) {
+              lines.push(`  ${verdict.verdict} by ${verdict.verifier.kind}:${Render.visible(verdict.verifier.id)} at ${new Date(verdict.at).toISOString()}${verdict === criterion.counted ? " (counts)" : ""}`)
+              for (const { ref, record } of evidence) {
+                lines.push(VerifyRender.evidence(ref, record, env.style))
+                for (const body of showOutput ? VerifyRender.bodiesOf(record) : []) {
+                  const loaded = bodies[body.ref]
+                  if (loaded === undefined) continue
+                  lines.push(`      --- ${body.label} (${loaded.size} bytes${loaded.truncated ? ", first 64 KiB" : ""}) ---`)
+                  lines.push(...Render.visible(loaded.text).trimEnd().split("\n").map((line) => `      ${line}`))
+                }
+              }
+            }
+          }
+          return ok({ ...shown, ...(showOutput ? { bodies } : {}) }, lines.join("\n"))
+        }).pipe(Effect.provide(Store.verification(c.project))))
+  },
+  {
     name: "step done",
     usage: "ratchet step done <task> <step> [--note <text>]",
     summary: "Finish a manual step's attempt (the run continues with ratchet run)",
@@ -639,7 +789,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet rewind <task> --to <lsn>",
     summary: "Fork the task's history at an earlier position and continue from there",
     description:
-      "From PAUSED, BLOCKED or FAILED (nothing runs), by a person at an interactive terminal: forks the task's current branch at the event with that LSN into a new branch (rewind-1, rewind-2, …), and the task lives on it from now: its state is what it was right after that event. The LSN must end an append (events written together are kept or dropped together), and a step whose outcome awaits a decision must be settled first. Nothing is deleted: the old branch stays readable with ratchet log <task> --branch <name>. A rewind to the middle of a step is recovered like a crash when the run continues: a side effect already dispatched is never re-run silently.",
+      "From PAUSED, BLOCKED, FAILED or VERIFYING (no step runs), by a person at an interactive terminal: forks the task's current branch at the event with that LSN into a new branch (rewind-1, rewind-2, …), and the task lives on it from now: its state is what it was right after that event. The LSN must end an append (events written together are kept or dropped together), and a step whose outcome awaits a decision must be settled first. Nothing is deleted: the old branch stays readable with ratchet log <task> --branch <name>. A rewind to the middle of a step is recovered like a crash when the run continues: a side effect already dispatched is never re-run silently.",
     positionals: [taskArg],
     options: {
       to: { type: "string", required: true, valueName: "<lsn>", integer: { min: 1, max: Number.MAX_SAFE_INTEGER }, description: "The LSN of the last event to keep (see ratchet log)." },

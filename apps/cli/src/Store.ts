@@ -12,6 +12,7 @@ import type * as Workspace from "@ratchet/controller/Workspace"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as PostgresStore from "@ratchet/storage-postgres/PostgresStore"
 import * as SqliteStore from "@ratchet/storage-sqlite/SqliteStore"
+import * as Builtin from "@ratchet/verifier/Builtin"
 import * as Layer from "effect/Layer"
 import { UsageError } from "./Args.js"
 
@@ -56,6 +57,19 @@ export const controller = (project: Workspace.Located) => {
   return Controller.layer.pipe(
     Layer.provide(Layer.mergeAll(services, leases, Layer.succeed(Controller.Project, project)))
   )
+}
+
+/**
+ * The services `verify`, `done` and `evidence` work with (besides the controller): the store with
+ * its blobs, the lease manager, the project and the built-in verifiers.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const verification = (project: Workspace.Located) => {
+  const services = store()
+  const leases = LeaseManager.layerConfig(project.project.lease ?? {}).pipe(Layer.provide(services))
+  return Layer.mergeAll(services, leases, Layer.succeed(Controller.Project, project), Builtin.layer)
 }
 
 /** Variables that must be integers when set, with the range the store or the lease accepts. */

@@ -236,7 +236,7 @@ export interface Service {
   readonly branches: (taskId: string) => Effect.Effect<{ readonly current: string; readonly branches: ReadonlyArray<EventStore.Branch> }, ReadError>
   /**
    * Forks the task's current branch at `toLsn` into a new branch the task lives on from now (from
-   * PAUSED, BLOCKED or FAILED); the old branch stays readable.
+   * PAUSED, BLOCKED, FAILED or VERIFYING); the old branch stays readable.
    */
   readonly rewind: (
     taskId: string,
@@ -1108,12 +1108,12 @@ export const make: Effect.Effect<
           fix: `Run ratchet rewind ${taskId} --to ${toLsn} yourself, in a terminal.`
         })
       }
-      if (task.state !== "PAUSED" && task.state !== "BLOCKED" && task.state !== "FAILED") {
+      if (task.state !== "PAUSED" && task.state !== "BLOCKED" && task.state !== "FAILED" && task.state !== "VERIFYING") {
         return yield* new Task.Refused({
           code: Task.isTerminal(task.state) ? "terminal_state" : "forbidden_transition",
           command: "Rewind",
           state: task.state,
-          reason: `a task is rewound from PAUSED, BLOCKED or FAILED (where nothing runs); this one is ${task.state}.`,
+          reason: `a task is rewound from PAUSED, BLOCKED, FAILED or VERIFYING (where no step runs); this one is ${task.state}.`,
           action: Task.nextStep(task)
         })
       }

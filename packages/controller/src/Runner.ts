@@ -770,7 +770,7 @@ export const run = (
           const entered = yield* append((fresh, at) =>
             decideAll(fresh, [{ _tag: "EnterVerification", actor, at, pendingSteps: [], snapshotLsn: summary.lastLsn }]))
           yield* project_(entered.task)
-          return outcome(entered.task, "verifying", `Every step is done; the task is VERIFYING. Next its acceptance criteria are verified (ratchet verify ${taskId}, which arrives with the verifier; not in this version yet).`)
+          return outcome(entered.task, "verifying", `Every step is done; the task is VERIFYING. Next, verify its acceptance criteria as someone other than the worker (ratchet verify ${taskId}), then complete it (ratchet done ${taskId}).`)
         }
         const { step, status, index } = next
         if (status._tag === "Unsettled") {

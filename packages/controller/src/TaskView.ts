@@ -79,7 +79,6 @@ export interface TaskView {
  * Said of the commands that arrive with the verifier: the lifecycle names them, this version of the
  * CLI does not have them yet.
  */
-const notYet = " (arrives with the verifier; not in this version yet)"
 
 /**
  * The actions a state allows, written out by hand from the lifecycle (brief, "Task lifecycle").
@@ -153,7 +152,13 @@ export const actionsOf = (task: Task.Task): ReadonlyArray<Action> => {
         cancel
       ]
     case "VERIFYING":
-      return [{ command: `ratchet verify ${id}`, description: `verify the acceptance criteria${notYet}` }, reopen, cancel]
+      return [
+        { command: `ratchet verify ${id}`, description: "verify the acceptance criteria (an identity other than the worker)" },
+        { command: `ratchet done ${id}`, description: "complete the task once verification approved it" },
+        { command: `ratchet evidence ${id}`, description: "show the verdicts and their evidence" },
+        reopen,
+        cancel
+      ]
     case "REOPENED":
       return [
         { command: `ratchet spec ${id} --file spec.md`, description: "revise the spec" },
@@ -242,6 +247,6 @@ const nextOf = (task: Task.Task): string => {
       [...observed.observation.missingPaths.map((p) => `missing ${p}`), ...observed.observation.invalidScopes].join("; ")
     }): reopen the contract: ratchet reopen ${task.taskId} --reason "…"`
   }
-  if (task.state === "VERIFYING") return `${Task.nextStep(task)}${notYet}`
+  if (task.state === "VERIFYING") return `${Task.nextStep(task)}, then complete it: ratchet done ${task.taskId}`
   return Task.nextStep(task)
 }

@@ -12,11 +12,15 @@
 /** @since 0.1.0 */
 export * as CheckoutLock from "./CheckoutLock.js"
 /** @since 0.1.0 */
+export * as Completion from "./Completion.js"
+/** @since 0.1.0 */
 export * as ContractFile from "./ContractFile.js"
 /** @since 0.1.0 */
 export * as Controller from "./Controller.js"
 /** @since 0.1.0 */
 export * as ControllerError from "./ControllerError.js"
+/** @since 0.1.0 */
+export * as Episode from "./Episode.js"
 /** @since 0.1.0 */
 export * as Explain from "./Explain.js"
 /** @since 0.1.0 */
@@ -43,6 +47,10 @@ export * as StepProcess from "./StepProcess.js"
 export * as TaskBranch from "./TaskBranch.js"
 /** @since 0.1.0 */
 export * as TaskView from "./TaskView.js"
+/** @since 0.1.0 */
+export * as VerificationReport from "./VerificationReport.js"
+/** @since 0.1.0 */
+export * as Verify from "./Verify.js"
 /** @since 0.1.0 */
 export * as Workspace from "./Workspace.js"
 /** @since 0.1.0 */

@@ -485,6 +485,22 @@ export const IntentSettled = event("IntentSettled", {
 })
 
 /**
+ * One pass of verification over the run's frozen episode (`snapshotLsn`): a verdict per acceptance
+ * criterion it judged, and the outcome. `APPROVED` means the completion gate was CLEAR for the spec
+ * digest the verdicts name (the READY_TO_COMPLETE gate); `REVISE` that a criterion FAILED;
+ * `BLOCKED` that evidence is missing (INDETERMINATE or NOT_RUN) or the verifier is not independent.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const VerificationRecorded = event("VerificationRecorded", {
+  runId: NonEmpty,
+  snapshotLsn: Schema.Int,
+  outcome: Schema.Literal("APPROVED", "REVISE", "BLOCKED"),
+  verdicts: Schema.Array(AcVerdict)
+})
+
+/**
  * Every task event, as one union. The store keeps `_tag` as the event type and `version` beside it.
  *
  * @since 0.1.0
@@ -530,7 +546,8 @@ export const Event = Schema.Union(
   CommandExited,
   BoundaryRecorded,
   AttemptNoted,
-  IntentSettled
+  IntentSettled,
+  VerificationRecorded
 )
 
 /**
@@ -585,7 +602,8 @@ export const catalogue: Readonly<Record<Event["_tag"], number>> = {
   CommandExited: 1,
   BoundaryRecorded: 1,
   AttemptNoted: 1,
-  IntentSettled: 1
+  IntentSettled: 1,
+  VerificationRecorded: 1
 }
 
 /**
@@ -680,7 +698,8 @@ const members: { readonly [K in Event["_tag"]]: Schema.Schema.AnyNoContext } = {
   CommandExited,
   BoundaryRecorded,
   AttemptNoted,
-  IntentSettled
+  IntentSettled,
+  VerificationRecorded
 }
 
 // Decoding against the one member named by `_tag` keeps errors about that event only, instead of

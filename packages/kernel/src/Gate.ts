@@ -730,7 +730,8 @@ export const completion = (
 
 /**
  * BLOCKED → RUNNING or VERIFYING. Back to VERIFYING only when the missing evidence or dependency
- * arrived with no change to the code and every step is terminal; back to RUNNING never when the
+ * arrived with no change to the code and every step is terminal, and never after a criterion
+ * FAILED (that needs the work revised, so RUNNING); back to RUNNING never when the
  * block was the retry budget (continuing with the same strategy is forbidden — the contract must
  * change, through a reopen).
  *
@@ -755,6 +756,16 @@ export const unblock = (
           "code_changed",
           "The code changed since the block; verification may only resume on the code it was blocked on.",
           "Resume running instead, so the change is executed and recorded",
+          `ratchet unblock ${context.taskId} --to RUNNING`
+        )
+      )
+    }
+    if (facts.blockerCategories.includes("verification_failed")) {
+      findings.push(
+        finding(
+          "ac_not_passed",
+          "A required criterion failed verification; verifying the same code again cannot change that.",
+          "Resume running so the work behind it is revised",
           `ratchet unblock ${context.taskId} --to RUNNING`
         )
       )

@@ -52,6 +52,30 @@ const ScopeEntries = (field: string) =>
   Schema.Array(ScopeEntry(field)).annotations({ title: "an array of relative paths or globs" })
 
 /**
+ * A file an acceptance criterion's command produces, optionally with the SHA-256 it must have
+ * (64 lowercase hex digits).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Artifact = Schema.Struct({
+  path: ScopeEntry("verify.artifacts[].path"),
+  sha256: optional(
+    Schema.String.pipe(
+      Schema.pattern(/^[0-9a-f]{64}$/, {
+        message: (issue) => `expected 64 lowercase hex digits (a SHA-256), got ${JSON.stringify(issue.actual)}`
+      })
+    )
+  )
+}).annotations({ identifier: "Artifact" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Artifact extends Schema.Schema.Type<typeof Artifact> {}
+
+/**
  * An automated check of an acceptance criterion: a command and the exit code that means "holds"
  * (0 when absent).
  *
@@ -61,7 +85,11 @@ const ScopeEntries = (field: string) =>
 export const Verify = Schema.Struct({
   command: NonEmptyText,
   expectExitCode: optional(Schema.Int.pipe(Schema.between(0, 255))),
-  timeoutSeconds: optional(Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(86_400)))
+  timeoutSeconds: optional(Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(86_400))),
+  /** A JUnit XML report the command writes: every test case in it is evidence, and any failure fails. */
+  junit: optional(ScopeEntry("verify.junit")),
+  /** Files the command produces, hashed after it ran; with `sha256`, a different hash fails. */
+  artifacts: optional(Schema.Array(Artifact))
 }).annotations({ identifier: "Verify" })
 
 /**
@@ -304,7 +332,13 @@ export interface Projection {
     readonly id: string
     readonly outcome: string
     readonly required: boolean
-    readonly verify?: { readonly command: string; readonly expect_exit_code?: number; readonly timeout_seconds?: number }
+    readonly verify?: {
+      readonly command: string
+      readonly expect_exit_code?: number
+      readonly timeout_seconds?: number
+      readonly junit?: string
+      readonly artifacts?: ReadonlyArray<{ readonly path: string; readonly sha256?: string }>
+    }
     readonly manual?: { readonly procedure: string; readonly observer: string }
   }>
   readonly execution?: {
@@ -323,7 +357,9 @@ const criterionProjection = (ac: AcceptanceCriterion) =>
     verify: ac.verify && Digest.omitEmpty({
       command: ac.verify.command,
       expect_exit_code: ac.verify.expectExitCode,
-      timeout_seconds: ac.verify.timeoutSeconds
+      timeout_seconds: ac.verify.timeoutSeconds,
+      junit: ac.verify.junit,
+      artifacts: ac.verify.artifacts?.map((artifact) => Digest.omitEmpty({ path: artifact.path, sha256: artifact.sha256 }))
     }),
     manual: ac.manual && { procedure: ac.manual.procedure, observer: ac.manual.observer }
   })

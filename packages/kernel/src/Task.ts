@@ -488,6 +488,7 @@ export const evolve = (aggregate: Aggregate, event: Event.Event): Aggregate => {
     case "BoundaryRecorded":
     case "AttemptNoted":
     case "IntentSettled":
+    case "VerificationRecorded":
       // Run-level facts share the stream but not the lifecycle state.
       return task
   }

@@ -54,7 +54,8 @@ const TYPES = [
   "CommandExited",
   "BoundaryRecorded",
   "AttemptNoted",
-  "IntentSettled"
+  "IntentSettled",
+  "VerificationRecorded"
 ] as const
 
 /** The stored form: encoded, then through JSON text as a store would keep it. */

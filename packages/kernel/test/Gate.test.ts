@@ -802,6 +802,28 @@ describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
     ])
   })
 
+  it("HOLD ac_not_passed back to VERIFYING after a failed criterion, even with no code change", () => {
+    const gate = valid(
+      Gate.unblock(ctx("BLOCKED"), {
+        to: "VERIFYING",
+        blockerCategories: ["missing_evidence", "verification_failed"],
+        codeChanged: false,
+        pendingSteps: []
+      })
+    )
+    expect(gate.reasons).toEqual([{
+      code: "ac_not_passed",
+      message: "A required criterion failed verification; verifying the same code again cannot change that."
+    }])
+    expect(gate.requiredActions).toEqual([
+      { description: "Resume running so the work behind it is revised", command: "ratchet unblock t-1 --to RUNNING" }
+    ])
+  })
+
+  it("CLEAR back to RUNNING after a failed criterion", () => {
+    clear(Gate.unblock(ctx("BLOCKED"), { to: "RUNNING", blockerCategories: ["verification_failed"], codeChanged: true, pendingSteps: [] }))
+  })
+
   it("keeps two actions with the same command but different descriptions", () => {
     const gate = Gate.unblock(ctx("BLOCKED"), {
       to: "VERIFYING",

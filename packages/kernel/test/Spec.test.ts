@@ -453,6 +453,13 @@ const edits: ReadonlyArray<Edit> = [
   ["an AC verify command", "acceptanceCriteria", (s) => withAc1(s, { ...ac1, verify: { ...verify1, command: "npm run test" } })],
   ["an AC verify exit code", "acceptanceCriteria", (s) => withAc1(s, { ...ac1, verify: { ...verify1, expectExitCode: 1 } })],
   ["an AC verify timeout", "acceptanceCriteria", (s) => withAc1(s, { ...ac1, verify: { ...verify1, timeoutSeconds: 601 } })],
+  ["an added AC verify junit report", "acceptanceCriteria", (s) => withAc1(s, { ...ac1, verify: { ...verify1, junit: "reports/junit.xml" } })],
+  ["an added AC verify artifact", "acceptanceCriteria", (s) => withAc1(s, { ...ac1, verify: { ...verify1, artifacts: [{ path: "dist/app.js" }] } })],
+  [
+    "an AC verify artifact hash",
+    "acceptanceCriteria",
+    (s) => withAc1(s, { ...ac1, verify: { ...verify1, artifacts: [{ path: "dist/app.js", sha256: "a".repeat(64) }] } })
+  ],
   ["an AC verify removed", "acceptanceCriteria", (s) => withAc1(s, { id: ac1.id, outcome: ac1.outcome, required: true })],
   ["an AC manual procedure", "acceptanceCriteria", (s) => withAc2(s, { ...ac2, manual: { ...manual2, procedure: "read the docs" } })],
   ["an AC manual observer", "acceptanceCriteria", (s) => withAc2(s, { ...ac2, manual: { ...manual2, observer: "user" } })],
@@ -569,5 +576,65 @@ describe("Spec.digest on a hand-built spec that breaks the schema", () => {
     expect((error as Error).message).toBe(
       "Spec.digest needs a spec produced by Spec.decode: cannot digest the value at /acceptance_criteria/0/verify/timeout_seconds: NaN is not a JSON number; digests are taken over plain JSON data only, so replace it with a JSON value"
     )
+  })
+})
+
+describe("Spec verify reports and artifacts", () => {
+  const withVerify = (verify: Record<string, unknown>) => ({
+    goal: "g",
+    acceptanceCriteria: [{ id: "AC-001", outcome: "o", required: true, verify: { command: "npm test", ...verify } }]
+  })
+  const problems = (input: unknown) => {
+    const decoded = Spec.decode(input)
+    return Either.isLeft(decoded) ? decoded.left.issues.map((issue) => `${issue.path}: ${issue.message}`) : []
+  }
+
+  it("accepts a junit report path and artifacts with and without a hash", () => {
+    const hash = "0123456789abcdef".repeat(4)
+    const decoded = Spec.decode(withVerify({ junit: "reports/junit.xml", artifacts: [{ path: "dist/a.js" }, { path: "dist/b.js", sha256: hash }] }))
+    expect(Either.isRight(decoded)).toBe(true)
+    if (Either.isRight(decoded)) {
+      expect(decoded.right.acceptanceCriteria[0]?.verify).toStrictEqual({
+        command: "npm test",
+        junit: "reports/junit.xml",
+        artifacts: [{ path: "dist/a.js" }, { path: "dist/b.js", sha256: hash }]
+      })
+      expect(Spec.projection(decoded.right).acceptance_criteria).toStrictEqual([{
+        id: "AC-001",
+        outcome: "o",
+        required: true,
+        verify: { command: "npm test", junit: "reports/junit.xml", artifacts: [{ path: "dist/a.js" }, { path: "dist/b.js", sha256: hash }] }
+      }])
+    }
+  })
+
+  it("an empty artifact list digests like none", () => {
+    const none = Spec.decode(withVerify({}))
+    const empty = Spec.decode(withVerify({ artifacts: [] }))
+    expect(Either.isRight(none) && Either.isRight(empty) && Spec.digest(none.right) === Spec.digest(empty.right)).toBe(true)
+  })
+
+  it.each([
+    [{ junit: "/abs/junit.xml" }, "/acceptanceCriteria/0/verify/junit"],
+    [{ junit: "../out/junit.xml" }, "/acceptanceCriteria/0/verify/junit"],
+    [{ junit: "" }, "/acceptanceCriteria/0/verify/junit"],
+    [{ artifacts: [{ path: "../secret" }] }, "/acceptanceCriteria/0/verify/artifacts/0/path"],
+    [{ artifacts: [{ path: "dist/a.js", sha256: "ABC" }] }, "/acceptanceCriteria/0/verify/artifacts/0/sha256"],
+    [{ artifacts: [{ path: "dist/a.js", sha256: "A".repeat(64) }] }, "/acceptanceCriteria/0/verify/artifacts/0/sha256"],
+    [{ artifacts: [{ sha256: "a".repeat(64) }] }, "/acceptanceCriteria/0/verify/artifacts/0/path"],
+    [{ artifacts: "dist/a.js" }, "/acceptanceCriteria/0/verify/artifacts"],
+    [{ artifacts: [{ path: "dist/a.js", size: 3 }] }, "/acceptanceCriteria/0/verify/artifacts/0/size"]
+  ])("rejects %j at %s", (verify, path) => {
+    const found = problems(withVerify(verify))
+    expect(found.length).toBeGreaterThan(0)
+    expect(found.every((problem) => problem.startsWith(`${path}:`))).toBe(true)
+  })
+
+  it("a bad hash names the expected form", () => {
+    expect(problems(withVerify({ artifacts: [{ path: "a", sha256: "xyz" }] })).join("\n")).toContain("64 lowercase hex digits")
+  })
+
+  it("a path escaping the repository says so", () => {
+    expect(problems(withVerify({ junit: "../x.xml" })).join("\n")).toContain("escapes the repository")
   })
 })

@@ -679,6 +679,7 @@ const target = (event: AnyEvent): State | null => {
     case "BoundaryRecorded":
     case "AttemptNoted":
     case "IntentSettled":
+    case "VerificationRecorded":
       return null
   }
 }

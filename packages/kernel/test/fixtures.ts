@@ -603,6 +603,15 @@ export const SAMPLE_EVENTS: { readonly [Tag in Event.Event["_tag"]]: Extract<Eve
     attempt: 1,
     outcome: "Succeeded",
     receipt: sampleReceipt("resolution", fakeDigest("f"))
+  }),
+  VerificationRecorded: made({
+    _tag: "VerificationRecorded",
+    actor: verifier,
+    at: 41,
+    runId: "run-1",
+    snapshotLsn: 17,
+    outcome: "APPROVED",
+    verdicts: [pass("AC-001", sampleSpecDigest)]
   })
 }
 

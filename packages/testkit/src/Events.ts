@@ -360,3 +360,17 @@ export const intentSettled = (
     outcome,
     receipt: { subject: "resolution", digest, actor: actors.user, channel: "terminal", at: meta.at ?? defaultAt }
   })
+
+/**
+ * One verification pass over the run's episode frozen at `snapshotLsn`, with its verdicts.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const verificationRecorded = (
+  runId: string,
+  snapshotLsn: number,
+  outcome: "APPROVED" | "REVISE" | "BLOCKED",
+  verdicts: ReadonlyArray<Event.AcVerdict>,
+  meta: Meta = {}
+): Of<"VerificationRecorded"> => build("VerificationRecorded", actors.verifier, meta, { runId, snapshotLsn, outcome, verdicts })

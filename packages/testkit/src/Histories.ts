@@ -376,6 +376,19 @@ const factsFor = (aggregate: Task.Aggregate, context: Context): ReadonlyArray<Re
       Events.intentSettled(toSettle, target, "Succeeded", Digest.ofCanonical(`settle ${toSettle}`), at)
     ])
   }
+  if (aggregate._tag === "Task" && aggregate.spec !== null && n % 4 === 1) {
+    const verdict = n % 8 === 1 ? "PASS" as const : "INDETERMINATE" as const
+    facts.push([
+      Events.verificationRecorded(runId, n, verdict === "PASS" ? "APPROVED" : "BLOCKED", [{
+        acId: "AC-001",
+        verdict,
+        evidenceRefs: [`ev-${n}`],
+        specDigest: aggregate.spec.digest,
+        verifier: Events.actors.verifier,
+        at: at.at
+      }], at)
+    ])
+  }
   const toAbandon = pick([...pending, ...dispatched], n + 1)
   if (toAbandon !== undefined) facts.push([Events.intentAbandoned(toAbandon, "the runner restarted", at)])
   if (context.leases) {

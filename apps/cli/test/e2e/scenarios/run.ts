@@ -383,7 +383,7 @@ export const runScenarios = (engine: Engine): void => {
       // refused from a state where the run could move
       const again = await world.tty(["rewind", taskId, "--to", String(boundary.lsn), "--json"], "")
       expect(again.code).toBe(2)
-      expect(again.json.error.reason).toContain("PAUSED, BLOCKED or FAILED")
+      expect(again.json.error.reason).toContain("PAUSED, BLOCKED, FAILED or VERIFYING")
       expect((await checkLog(world, taskId)).problems).toEqual([])
     })
 

@@ -1,0 +1,226 @@
+/**
+ * `ratchet done`: the atomic completion of a verified task, in the brief's order.
+ *
+ * 1. The gate: the kernel decides `Complete` over the episode's verdicts (current digest, newest
+ *    per criterion, never the worker's own). CLEAR is the READY_TO_COMPLETE gate; HOLD says why.
+ * 2. The final `run.md` and `verification.md` are written (their content is final; the state they
+ *    name is still VERIFYING, and the store remains the authority).
+ * 3. One transaction: the lease taken for this write (`LeaseAcquired`), `TaskCompleted` (the
+ *    completion record), the `terminal` checkpoint and `LeaseReleased`. So there is no moment at
+ *    which the task is COMPLETED under an active lease, or the lease released on a task that is not.
+ * 4. A fresh read must show COMPLETED, the terminal checkpoint and no held lease; only then is
+ *    COMPLETED reported, and the projections are rewritten with it.
+ *
+ * Replaying `done` on a COMPLETED task reconciles: it confirms step 4 and rewrites the projections,
+ * writing nothing to the store. A crash anywhere leaves either the task VERIFYING with the lease
+ * free (before or inside the transaction: it rolled back; `done` again completes it) or COMPLETED
+ * with the lease released (after the commit: `done` again confirms it).
+ *
+ * @since 0.1.0
+ */
+import * as os from "node:os"
+import type * as Event from "@ratchet/kernel/Event"
+import * as Task from "@ratchet/kernel/Task"
+import * as LeaseManager from "@ratchet/lease/LeaseManager"
+import * as Owner from "@ratchet/lease/Owner"
+import * as EventStore from "@ratchet/storage/EventStore"
+import * as ReadModel from "@ratchet/storage/ReadModel"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { describeOwner, Project } from "./Controller.js"
+import type * as Controller from "./Controller.js"
+import * as ControllerError from "./ControllerError.js"
+import * as Episode from "./Episode.js"
+import * as Projection from "./Projection.js"
+import * as RunReport from "./RunReport.js"
+import * as TaskBranch from "./TaskBranch.js"
+import * as VerificationReport from "./VerificationReport.js"
+
+/**
+ * Where a test may stop the completion (the CLI kills itself with SIGKILL there when
+ * `RATCHET_FAULT` names `done:<point>`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const faultPoints = ["after-projection", "after-commit"] as const
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type FaultPoint = (typeof faultPoints)[number]
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Result {
+  readonly taskId: string
+  readonly runId: string
+  readonly branch: string
+  /** True when the task was already COMPLETED and this call only confirmed it. */
+  readonly reconciled: boolean
+  readonly completedLsn: number | null
+  readonly verdicts: ReadonlyArray<Event.AcVerdict>
+  readonly projection: string | null
+  readonly warnings: ReadonlyArray<string>
+}
+
+const retries = 5
+
+/**
+ * Completes `taskId` (see the module comment).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const complete = (options: {
+  readonly taskId: string
+  readonly invocation: Controller.Invocation
+  readonly fault?: (point: FaultPoint) => Effect.Effect<void>
+}) =>
+  Effect.gen(function*() {
+    const project = yield* Project
+    const store = yield* EventStore.EventStore
+    const models = yield* ReadModel.ReadModels
+    const leases = yield* LeaseManager.LeaseManager
+    const projectId = project.project.projectId
+    const { taskId, invocation } = options
+    const fault = options.fault ?? (() => Effect.void)
+    const warnings: Array<string> = []
+
+    const read = Effect.gen(function*() {
+      const branch = yield* TaskBranch.of(taskId)
+      const summary = yield* models.taskSummary(taskId, branch)
+      if (summary === null || summary.projectId !== projectId) return yield* new ControllerError.TaskNotFound({ taskId, projectId })
+      return { summary, branch }
+    })
+
+    const projectAll = (task: Task.Task, branch: string) =>
+      Effect.gen(function*() {
+        const episode = yield* Episode.current(task, branch)
+        const evidence = yield* VerificationReport.loadAll(episode.verdicts.flatMap((verdict) => verdict.evidenceRefs))
+        const runMd = yield* RunReport.render(task, branch)
+        const written = yield* Projection.write(project.root, task, runMd, VerificationReport.render(task, episode, evidence))
+        return written.directory as string
+      }).pipe(Effect.catchAll((error) =>
+        Effect.sync(() => {
+          warnings.push(`The projections were not written: ${error.message}`)
+          return null
+        })
+      ))
+
+    /** The fresh read that must confirm a completion before it is reported. */
+    const confirm = Effect.gen(function*() {
+      const { summary, branch } = yield* read
+      const task = summary.task
+      const runId = task.run?.runId ?? null
+      const terminal = (yield* models.checkpoints(taskId, branch)).some((row) => row.kind === "terminal" && row.runId === runId)
+      const lease = yield* models.lease(projectId, taskId)
+      if (task.state !== "COMPLETED" || !terminal || (lease !== null && lease.held)) {
+        return yield* Effect.dieMessage(
+          `task ${taskId} is not confirmed complete: state ${task.state}, terminal checkpoint ${terminal ? "present" : "missing"}, lease ${
+            lease !== null && lease.held ? "held" : "free"
+          }`
+        )
+      }
+      return { task, branch }
+    })
+
+    const completedResult = (task: Task.Task, branch: string, reconciled: boolean, completedLsn: number | null) =>
+      Effect.gen(function*() {
+        const projection = yield* projectAll(task, branch)
+        const episode = yield* Episode.current(task, branch)
+        return {
+          taskId,
+          runId: task.run?.runId ?? "",
+          branch,
+          reconciled,
+          completedLsn,
+          verdicts: episode.verdicts,
+          projection,
+          warnings
+        } satisfies Result
+      })
+
+    for (let attempt = 1; attempt <= retries; attempt++) {
+      const { summary, branch } = yield* read
+      const task = summary.task
+      if (task.state === "COMPLETED") {
+        const confirmed = yield* confirm
+        return yield* completedResult(confirmed.task, confirmed.branch, true, null)
+      }
+      if (task.state !== "VERIFYING" || task.run === null) {
+        return yield* new Task.Refused({
+          code: Task.isTerminal(task.state) ? "terminal_state" : "forbidden_transition",
+          command: "Complete",
+          state: task.state,
+          reason: `a task completes from VERIFYING, through the completion gate; this one is ${task.state}.`,
+          action: Task.nextStep(task)
+        })
+      }
+      const episode = yield* Episode.current(task, branch)
+      const at = yield* Clock.currentTimeMillis
+      // 1. The gate.
+      const decided = Task.decide({ _tag: "Complete", actor: invocation.actor, at, verdicts: episode.verdicts, workers: episode.view.workers }, task)
+      if (Either.isLeft(decided)) return yield* decided.left
+      // The lease: this write takes it and gives it back in the same transaction.
+      const lease = yield* models.lease(projectId, taskId)
+      if (lease !== null && lease.held) {
+        return yield* new ControllerError.LeaseConflict({
+          taskId,
+          presented: null,
+          epoch: lease.epoch,
+          held: true,
+          holder: describeOwner(lease.owner),
+          deadline: lease.heartbeatAt + lease.graceMs
+        })
+      }
+      const epoch = (lease?.epoch ?? 0) + 1
+      // 2. The final projections.
+      yield* projectAll(task, branch)
+      yield* fault("after-projection")
+      // 3. One transaction.
+      const owner = yield* Owner.current({ workspaceId: project.workspaceId, host: "cli", sessionRef: os.hostname().slice(0, 200) || "unknown-host" })
+      const appended = yield* store.append({
+        projectId,
+        streamId: taskId,
+        branch,
+        expectedVersion: summary.version,
+        epoch,
+        // One operation per decision: a replay of this very request writes nothing a second time.
+        operationId: `op-done-${taskId}-${task.run.runId}-v${summary.version}`,
+        events: [
+          {
+            _tag: "LeaseAcquired",
+            version: 1,
+            actor: invocation.actor,
+            at,
+            epoch,
+            owner,
+            heartbeatMs: leases.settings.heartbeatMs,
+            graceMs: leases.settings.graceMs
+          },
+          ...decided.right,
+          { _tag: "CheckpointRecorded", version: 1, actor: invocation.actor, at, kind: "terminal", runId: task.run.runId },
+          { _tag: "LeaseReleased", version: 1, actor: invocation.actor, at, epoch }
+        ]
+      }).pipe(
+        Effect.map((result) => result.lastLsn),
+        // Someone moved the task (or took the lease) between the read and the write: decide again.
+        Effect.catchTags({
+          "@ratchet/storage/VersionConflict": () => Effect.succeed(null),
+          "@ratchet/storage/StaleEpoch": () => Effect.succeed(null),
+          "@ratchet/storage/OperationReused": () => Effect.succeed(null)
+        })
+      )
+      if (appended === null) continue
+      yield* fault("after-commit")
+      // 4. The fresh read.
+      const confirmed = yield* confirm
+      return yield* completedResult(confirmed.task, confirmed.branch, false, appended)
+    }
+    return yield* new ControllerError.WriteConflict({ taskId, attempts: retries })
+  })

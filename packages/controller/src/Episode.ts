@@ -1,0 +1,74 @@
+/**
+ * The episode of a VERIFYING task as the store holds it: the branch's events, the snapshot LSN the
+ * task entered VERIFYING at (the newest `VerificationStarted` of its run), the frozen
+ * {@link EpisodeView.EpisodeView} built at that LSN, and the verdicts recorded in this episode so
+ * far. `ratchet verify` judges it; `ratchet done` completes on its verdicts.
+ *
+ * @since 0.1.0
+ */
+import type * as Event from "@ratchet/kernel/Event"
+import type * as Task from "@ratchet/kernel/Task"
+import * as EventStore from "@ratchet/storage/EventStore"
+import * as EpisodeView from "@ratchet/verifier/EpisodeView"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
+import * as ControllerError from "./ControllerError.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Episode {
+  readonly branch: string
+  readonly runId: string
+  readonly snapshotLsn: number
+  readonly view: EpisodeView.EpisodeView
+  /** Every verdict recorded against this episode, oldest first. */
+  readonly verdicts: ReadonlyArray<Event.AcVerdict>
+  /** The passes recorded against it, oldest first. */
+  readonly passes: ReadonlyArray<{ readonly lsn: number; readonly outcome: "APPROVED" | "REVISE" | "BLOCKED"; readonly verdicts: ReadonlyArray<Event.AcVerdict> }>
+}
+
+/**
+ * Reads the episode of `task`'s current run on `branch`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const current = (task: Task.Task, branch: string) =>
+  Effect.gen(function*() {
+    const store = yield* EventStore.EventStore
+    const events = Chunk.toReadonlyArray(yield* Stream.runCollect(store.read({ streamId: task.taskId, branch })))
+    const run = task.run
+    const noEpisode = (reason: string) =>
+      new ControllerError.InvalidRequest({
+        field: "task",
+        reason,
+        fix: `Let the run finish its steps first: ratchet run ${task.taskId}`
+      })
+    if (run === null) return yield* noEpisode(`task ${task.taskId} has no run yet, so there is nothing to verify.`)
+    let snapshotLsn: number | null = null
+    for (const stored of events) {
+      if (stored.event._tag === "VerificationStarted" && stored.event.runId === run.runId) snapshotLsn = stored.event.snapshotLsn
+    }
+    if (snapshotLsn === null) return yield* noEpisode(`run ${run.runId} of task ${task.taskId} never reached VERIFYING.`)
+    const built = EpisodeView.build({ taskId: task.taskId, branch, snapshotLsn, events })
+    if (Either.isLeft(built)) return yield* Effect.die(built.left)
+    const passes: Array<Episode["passes"][number]> = []
+    for (const stored of events) {
+      const event = stored.event
+      if (event._tag === "VerificationRecorded" && event.runId === run.runId && event.snapshotLsn === snapshotLsn) {
+        passes.push({ lsn: stored.lsn, outcome: event.outcome, verdicts: event.verdicts })
+      }
+    }
+    return {
+      branch,
+      runId: run.runId,
+      snapshotLsn,
+      view: built.right,
+      verdicts: passes.flatMap((pass) => pass.verdicts),
+      passes
+    } satisfies Episode
+  })

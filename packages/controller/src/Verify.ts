@@ -1,0 +1,343 @@
+/**
+ * `ratchet verify`: one verification pass over a VERIFYING task's frozen episode.
+ *
+ * 1. Read the episode: the snapshot LSN the task entered VERIFYING at and the view frozen there.
+ * 2. Observe the work tree (the evidence names the tree it ran against).
+ * 3. Run the verifiers over the criteria asked for (all by default), storing evidence as blobs.
+ *    Nothing is held while they run: no lease, no transaction. A cancel or a rewind may land
+ *    meanwhile; the held view cannot change (it is frozen), and step 4 notices.
+ * 4. Record the pass — one append: `VerificationRecorded` with the verdicts and the conclusion
+ *    over every verdict of the episode, and for REVISE or BLOCKED the task's block — only if the
+ *    task is still VERIFYING in the same episode on the same branch. Otherwise the pass is
+ *    reported and nothing is written: its verdicts are about an episode the task has left.
+ *
+ * The verifier of record is the invoking identity (the observer, for a manual check). The identity
+ * that did the run's work cannot be it: that is self-verification, and the gate holds.
+ *
+ * @since 0.1.0
+ */
+import type * as Event from "@ratchet/kernel/Event"
+import * as Task from "@ratchet/kernel/Task"
+import * as BlobStore from "@ratchet/storage/BlobStore"
+import * as EventStore from "@ratchet/storage/EventStore"
+import * as ReadModel from "@ratchet/storage/ReadModel"
+import * as Evidence from "@ratchet/verifier/Evidence"
+import * as Verification from "@ratchet/verifier/Verification"
+import type * as Verifier from "@ratchet/verifier/Verifier"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { Project } from "./Controller.js"
+import type * as Controller from "./Controller.js"
+import * as ControllerError from "./ControllerError.js"
+import * as Episode from "./Episode.js"
+import * as Projection from "./Projection.js"
+import * as RunReport from "./RunReport.js"
+import * as TaskBranch from "./TaskBranch.js"
+import * as VerificationReport from "./VerificationReport.js"
+import * as WorkTree from "./WorkTree.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly taskId: string
+  /** Only these criteria (ids); all of them when empty. */
+  readonly acs: ReadonlyArray<string>
+  readonly invocation: Controller.Invocation
+  readonly onProgress?: (progress: Verification.Progress) => Effect.Effect<void>
+  /** Runs between the verifiers and the record: a test's rendezvous. */
+  readonly beforeRecord?: Effect.Effect<void>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Result {
+  readonly taskId: string
+  readonly runId: string
+  readonly branch: string
+  readonly snapshotLsn: number
+  readonly results: ReadonlyArray<Verification.CriterionResult>
+  readonly conclusion: Verification.Conclusion
+  /** The LSN of the recorded pass, or null when nothing was recorded. */
+  readonly recordedLsn: number | null
+  /** Why nothing was recorded (the task left the episode meanwhile), or null. */
+  readonly notRecorded: string | null
+  /** The task's state after the pass. */
+  readonly state: Task.State
+  readonly warnings: ReadonlyArray<string>
+}
+
+const retries = 5
+
+/**
+ * Reads the task on its current branch, or fails with `TaskNotFound`.
+ */
+const taskOf = (projectId: string, taskId: string) =>
+  Effect.gen(function*() {
+    const models = yield* ReadModel.ReadModels
+    const branch = yield* TaskBranch.of(taskId)
+    const summary = yield* models.taskSummary(taskId, branch)
+    if (summary === null || summary.projectId !== projectId) return yield* new ControllerError.TaskNotFound({ taskId, projectId })
+    return { summary, branch }
+  })
+
+/**
+ * Runs one verification pass (see the module comment).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const verify = (options: Options) =>
+  Effect.gen(function*() {
+    const project = yield* Project
+    const store = yield* EventStore.EventStore
+    const blobs = yield* BlobStore.BlobStore
+    const projectId = project.project.projectId
+    const { taskId, invocation } = options
+    const { summary, branch } = yield* taskOf(projectId, taskId)
+    const task = summary.task
+    if (task.state !== "VERIFYING") {
+      return yield* new Task.Refused({
+        code: Task.isTerminal(task.state) ? "terminal_state" : "forbidden_transition",
+        command: "Verify",
+        state: task.state,
+        reason: task.state === "BLOCKED"
+          ? "a BLOCKED task is verified again only after its blocker is resolved."
+          : `verification runs while the task is VERIFYING (every step done); this one is ${task.state}.`,
+        action: Task.nextStep(task)
+      })
+    }
+    const spec = task.spec!
+    const criteria = options.acs.length === 0
+      ? spec.spec.acceptanceCriteria
+      : spec.spec.acceptanceCriteria.filter((ac) => options.acs.includes(ac.id))
+    const unknown = options.acs.filter((id) => !spec.spec.acceptanceCriteria.some((ac) => ac.id === id))
+    if (unknown.length > 0) {
+      return yield* new ControllerError.InvalidRequest({
+        field: "--ac",
+        reason: `${unknown.join(", ")} ${unknown.length === 1 ? "is not a criterion" : "are not criteria"} of the approved spec.`,
+        fix: `Use one of ${spec.spec.acceptanceCriteria.map((ac) => ac.id).join(", ")}, or leave --ac out to verify them all.`
+      })
+    }
+    const episode = yield* Episode.current(task, branch)
+    const observed = yield* WorkTree.observe(project.root)
+    const tree = { head: observed.head, dirtyDigest: WorkTree.dirtyDigest(observed) }
+    const warnings: Array<string> = []
+    const last = episode.view.refs[episode.view.refs.length - 1]
+    if (last !== undefined && (last.head !== tree.head || last.dirtyDigest !== tree.dirtyDigest)) {
+      warnings.push(
+        `The work tree is not the one the run's last step left (HEAD ${last.head?.slice(0, 12) ?? "none"} → ${tree.head?.slice(0, 12) ?? "none"}${
+          last.dirtyDigest === tree.dirtyDigest ? "" : ", uncommitted changes differ"
+        }); the evidence names the tree it ran against.`
+      )
+    }
+    const now = yield* Clock.currentTimeMillis
+    const results = yield* Verification.run({
+      criteria,
+      ctx: {
+        run: episode.runId,
+        episode: episode.view,
+        blobs,
+        deadline: now + 24 * 60 * 60 * 1000,
+        snapshotLsn: episode.snapshotLsn,
+        specDigest: spec.digest,
+        verifier: invocation.actor,
+        workspace: { root: project.root, tree }
+      },
+      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress })
+    })
+    if (options.beforeRecord !== undefined) yield* options.beforeRecord
+    const verdicts = results.map((result) => result.verdict)
+
+    // ---- the record ---------------------------------------------------------------------------
+    for (let attempt = 1; attempt <= retries; attempt++) {
+      const fresh = yield* taskOf(projectId, taskId)
+      const now = fresh.summary.task
+      const at = yield* Clock.currentTimeMillis
+      const concludeOver = (all: ReadonlyArray<Event.AcVerdict>) =>
+        Verification.conclude({
+          taskId,
+          spec: spec.spec,
+          specDigest: spec.digest,
+          episode: episode.view,
+          verdicts: all,
+          gateContext: {
+            taskId,
+            from: "VERIFYING",
+            evaluatedAt: at,
+            boundTo: { taskVersion: fresh.summary.version, specDigest: spec.digest, planDigest: task.plan?.digest ?? null }
+          }
+        })
+      const left = (reason: string): Result => ({
+        taskId,
+        runId: episode.runId,
+        branch,
+        snapshotLsn: episode.snapshotLsn,
+        results,
+        conclusion: concludeOver([...episode.verdicts, ...verdicts]),
+        recordedLsn: null,
+        notRecorded: reason,
+        state: now.state,
+        warnings
+      })
+      if (fresh.branch !== branch) {
+        return left(`task ${taskId} was rewound onto branch ${fresh.branch} while verifying; these verdicts are about branch ${branch} and were not recorded.`)
+      }
+      if (now.state !== "VERIFYING" || now.run?.runId !== episode.runId || now.spec?.digest !== spec.digest) {
+        return left(`task ${taskId} became ${now.state} while verifying; the verdicts were not recorded.`)
+      }
+      const again = yield* Episode.current(now, branch)
+      if (again.snapshotLsn !== episode.snapshotLsn) {
+        return left(`task ${taskId} entered a new verification episode (LSN ${again.snapshotLsn}) meanwhile; verify again.`)
+      }
+      const conclusion = concludeOver([...again.verdicts, ...verdicts])
+      const recorded: Event.Event = {
+        _tag: "VerificationRecorded",
+        version: 1,
+        actor: invocation.actor,
+        at,
+        runId: episode.runId,
+        snapshotLsn: episode.snapshotLsn,
+        outcome: conclusion.outcome,
+        verdicts
+      }
+      const events: Array<Event.Event> = [recorded]
+      if (conclusion.blocker !== null) {
+        const blocked = Task.decide({ _tag: "Block", actor: invocation.actor, at, blocker: conclusion.blocker }, now)
+        if (Either.isLeft(blocked)) return yield* blocked.left
+        events.push(...blocked.right)
+      }
+      const appended = yield* store.append({
+        projectId,
+        streamId: taskId,
+        branch,
+        expectedVersion: fresh.summary.version,
+        epoch: invocation.leaseEpoch ?? null,
+        operationId: `op-${crypto.randomUUID()}`,
+        events
+      }).pipe(
+        Effect.map((result) => result.lastLsn),
+        Effect.catchTag("@ratchet/storage/VersionConflict", () => Effect.succeed(null)),
+        Effect.catchTag("@ratchet/storage/StaleEpoch", (stale) =>
+          Effect.fail(
+            new ControllerError.LeaseConflict({
+              taskId,
+              presented: invocation.leaseEpoch ?? null,
+              epoch: stale.current,
+              held: stale.held,
+              holder: null,
+              deadline: null
+            })
+          ))
+      )
+      if (appended === null) continue
+      const after = yield* taskOf(projectId, taskId)
+      const evidence = yield* VerificationReport.loadAll([...again.verdicts, ...verdicts].flatMap((v) => v.evidenceRefs))
+      const episodeAfter = yield* Episode.current(after.summary.task, branch)
+      const report = VerificationReport.render(after.summary.task, episodeAfter, evidence)
+      const runMd = yield* RunReport.render(after.summary.task, branch).pipe(Effect.catchAll(() => Effect.succeed(null)))
+      yield* Projection.write(project.root, after.summary.task, runMd, report).pipe(
+        Effect.catchAll((error) => Effect.sync(() => warnings.push(error.message)))
+      )
+      return {
+        taskId,
+        runId: episode.runId,
+        branch,
+        snapshotLsn: episode.snapshotLsn,
+        results,
+        conclusion,
+        recordedLsn: appended,
+        notRecorded: null,
+        state: after.summary.task.state,
+        warnings
+      } satisfies Result
+    }
+    return yield* new ControllerError.WriteConflict({ taskId, attempts: retries })
+  })
+
+/**
+ * The verifiers' service, for callers that name its type.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Verifiers = Verifier.Verifiers
+
+/**
+ * The evidence of one criterion in the current episode: the verdict that counts and every verdict
+ * recorded, each with its evidence records (loaded; bodies stay blobs).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CriterionEvidence {
+  readonly acId: string
+  readonly outcome: string
+  readonly required: boolean
+  readonly counted: Event.AcVerdict | null
+  readonly verdicts: ReadonlyArray<{
+    readonly verdict: Event.AcVerdict
+    readonly evidence: ReadonlyArray<{ readonly ref: string; readonly record: Evidence.Evidence | null }>
+  }>
+}
+
+/**
+ * The evidence of the current episode of `taskId`, for all criteria or those in `acs`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const evidenceOf = (taskId: string, acs: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const project = yield* Project
+    const blobs = yield* BlobStore.BlobStore
+    const { summary, branch } = yield* taskOf(project.project.projectId, taskId)
+    const task = summary.task
+    const spec = task.spec
+    if (spec === null) {
+      return yield* new ControllerError.InvalidRequest({ field: "task", reason: `task ${taskId} has no spec yet, so no evidence.`, fix: Task.nextStep(task) })
+    }
+    const unknown = acs.filter((id) => !spec.spec.acceptanceCriteria.some((ac) => ac.id === id))
+    if (unknown.length > 0) {
+      return yield* new ControllerError.InvalidRequest({
+        field: "--ac",
+        reason: `${unknown.join(", ")} ${unknown.length === 1 ? "is not a criterion" : "are not criteria"} of the approved spec.`,
+        fix: `Use one of ${spec.spec.acceptanceCriteria.map((ac) => ac.id).join(", ")}, or leave --ac out.`
+      })
+    }
+    const episode = yield* Episode.current(task, branch)
+    const counted = Verification.counted(episode.verdicts, spec.digest, episode.view.workers)
+    const criteria: Array<CriterionEvidence> = []
+    for (const ac of spec.spec.acceptanceCriteria) {
+      if (acs.length > 0 && !acs.includes(ac.id)) continue
+      const verdicts: Array<CriterionEvidence["verdicts"][number]> = []
+      for (const verdict of episode.verdicts.filter((v) => v.acId === ac.id)) {
+        const records: Array<{ readonly ref: string; readonly record: Evidence.Evidence | null }> = []
+        for (const ref of verdict.evidenceRefs) {
+          const loaded = yield* Evidence.load(blobs, ref).pipe(Effect.option)
+          records.push({ ref, record: loaded._tag === "Some" ? loaded.value : null })
+        }
+        verdicts.push({ verdict, evidence: records })
+      }
+      criteria.push({ acId: ac.id, outcome: ac.outcome, required: ac.required, counted: counted.get(ac.id) ?? null, verdicts })
+    }
+    return { taskId, state: task.state, branch, runId: episode.runId, snapshotLsn: episode.snapshotLsn, specDigest: spec.digest, workers: episode.view.workers, criteria }
+  })
+
+/**
+ * Loads an evidence body (command output, a report) by reference, at most `limit` bytes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const body = (ref: string, limit: number) =>
+  Effect.flatMap(BlobStore.BlobStore, (blobs) =>
+    Effect.map(blobs.get(ref), (bytes) => ({
+      text: new TextDecoder().decode(bytes.subarray(0, limit)),
+      size: bytes.length,
+      truncated: bytes.length > limit
+    })))

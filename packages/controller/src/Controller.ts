@@ -1041,14 +1041,35 @@ export const make: Effect.Effect<
       : Effect.map(runRows(task), ({ attempts, intents }) => RunState.pendingSteps((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents))
 
   /**
-   * Whether the code changed, for an unblock. Until the runner records the tree a blocker was raised
-   * against, any uncommitted change outside `.ratchet/` counts (ADR 0009): the conservative reading.
+   * Whether the code changed, for an unblock: the work tree now against the tree the run recorded
+   * at its last step boundary (HEAD, and a digest over the dirty paths and their contents). A task
+   * whose run recorded no boundary yet falls back to the conservative reading of ADR 0009: any
+   * uncommitted change outside `.ratchet/` counts.
    */
   const codeChangedOf = (task: Task.Task) =>
-    task.spec === null
-      ? Effect.succeed(false)
-      : Effect.map(Preflight.inspect(project.root, task.spec.spec), (observed) =>
-        observed.dirtyPaths.some((path) => !path.startsWith(".ratchet/")))
+    Effect.gen(function*() {
+      if (task.spec === null) return false
+      const branch = yield* branchOf(task.taskId)
+      const runId = task.run?.runId ?? null
+      const last = (yield* models.checkpoints(task.taskId, branch))
+        .filter((row) => row.kind === "step" && row.runId === runId)
+        .reduce<ReadModel.CheckpointRow | null>((max, row) => (max === null || row.lsn > max.lsn ? row : max), null)
+      const recorded = last === null ? [] : Chunk.toReadonlyArray(
+        yield* Stream.runCollect(store.read({ streamId: task.taskId, branch, fromLsn: Math.max(1, last.lsn - 1), toLsn: last.lsn })).pipe(
+          Effect.catchTag("@ratchet/storage/BranchNotFound", () => Effect.succeed(Chunk.empty<EventStore.StoredEvent>()))
+        )
+      )
+      const boundary = recorded.map((stored) => stored.event).find((event) => event._tag === "BoundaryRecorded")
+      if (boundary === undefined || boundary._tag !== "BoundaryRecorded") {
+        const observed = yield* Preflight.inspect(project.root, task.spec.spec)
+        return observed.dirtyPaths.some((path) => !path.startsWith(".ratchet/"))
+      }
+      const now = yield* WorkTree.observe(project.root).pipe(
+        Effect.mapError((error) =>
+          new Preflight.PreflightError({ operation: error.operation, path: error.root, reason: error.reason, fix: "Check that git works in this checkout (git status), then run the command again." }))
+      )
+      return now.head !== boundary.head || WorkTree.dirtyDigest(now) !== boundary.dirtyDigest
+    })
 
   const unblock: Service["unblock"] = (taskId, input, invocation) =>
     Effect.flatMap(requireText("--resolution", input.resolution, "Say what resolved the blocker."), (resolution) =>

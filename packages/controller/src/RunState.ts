@@ -53,7 +53,10 @@ export interface IntentInfo {
  * A step's standing in the run.
  *
  * - `NotStarted`: no attempt yet.
- * - `Open`: its latest attempt is Pending or Running.
+ * - `Scheduled`: its latest attempt is Pending with no intent: a successor scheduled by verification
+ *   (REVISE) for the runner to admit. A runner never leaves such an attempt (it schedules and
+ *   admits an attempt in one append), so it is not something to recover.
+ * - `Open`: its latest attempt is Running, or Pending with an intent.
  * - `Done`: its latest attempt Succeeded, or was Indeterminate and a person settled it as succeeded.
  * - `Unsettled`: its latest attempt is Indeterminate with a dispatched intent nobody resolved.
  * - `Retry`: its latest attempt ended without success; a successor is due (within the budget).
@@ -63,6 +66,7 @@ export interface IntentInfo {
  */
 export type StepStatus =
   | { readonly _tag: "NotStarted" }
+  | { readonly _tag: "Scheduled"; readonly attempt: number }
   | { readonly _tag: "Open"; readonly attempt: number; readonly state: Attempt.State }
   | { readonly _tag: "Done"; readonly attempt: number }
   | { readonly _tag: "Unsettled"; readonly attempt: number; readonly intentId: string }
@@ -89,6 +93,9 @@ export const statusOf = (
   if (latest === undefined) return { _tag: "NotStarted" }
   switch (latest.state) {
     case "Pending":
+      return intentsOf(intents, stepId, latest.attempt).length === 0
+        ? { _tag: "Scheduled", attempt: latest.attempt }
+        : { _tag: "Open", attempt: latest.attempt, state: latest.state }
     case "Running":
       return { _tag: "Open", attempt: latest.attempt, state: latest.state }
     case "Succeeded":

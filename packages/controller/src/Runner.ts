@@ -528,13 +528,14 @@ export const run = (
         return after
       })
 
-    const runStep = (task: Task.Task, step: Plan.Step, command: string, attempt: number, index: number, total: number) =>
+    const runStep = (task: Task.Task, step: Plan.Step, command: string, attempt: number, index: number, total: number, scheduled: boolean) =>
       Effect.gen(function*() {
         const { run: current, spec } = yield* runOf(task)
         const runId = current.runId
         const intentId = newId("in")
         yield* append((_task, at) => [
-          { _tag: "AttemptScheduled", ...meta(at), runId, stepId: step.id, attempt },
+          // A successor verification scheduled is admitted as it is; any other attempt starts here.
+          ...(scheduled ? [] : [{ _tag: "AttemptScheduled", ...meta(at), runId, stepId: step.id, attempt } satisfies Event.Event]),
           transition(runId, step.id, attempt, "Pending", Attempt.admit, at),
           { _tag: "IntentRecorded", ...meta(at), intentId, runId, stepId: step.id, attempt, description: command.slice(0, 65_536) }
         ])
@@ -767,8 +768,13 @@ export const run = (
           return outcome(cancelled.task, "cancelled", "Cancelled.")
         }
         if (next._tag === "AllDone") {
+          // The episode ends with the tree verification starts from: a step boundary, unless the
+          // last thing written already is one (a manual step's worker, for one, wrote after it).
+          const checkpoints = yield* models.checkpoints(taskId, branch)
+          const lastBoundary = checkpoints.filter((row) => row.kind === "step" && row.runId === current.runId).reduce((max, row) => Math.max(max, row.lsn), 0)
+          const settled = lastBoundary === summary.lastLsn ? summary : yield* boundary(task, null)
           const entered = yield* append((fresh, at) =>
-            decideAll(fresh, [{ _tag: "EnterVerification", actor, at, pendingSteps: [], snapshotLsn: summary.lastLsn }]))
+            decideAll(fresh, [{ _tag: "EnterVerification", actor, at, pendingSteps: [], snapshotLsn: settled.lastLsn }]))
           yield* project_(entered.task)
           return outcome(entered.task, "verifying", `Every step is done; the task is VERIFYING. Next, verify its acceptance criteria as someone other than the worker (ratchet verify ${taskId}), then complete it (ratchet done ${taskId}).`)
         }
@@ -785,11 +791,12 @@ export const run = (
             instructions
           })
         }
-        const attempt = status._tag === "NotStarted" ? 1 : status.attempt + 1
+        const scheduled = status._tag === "Scheduled"
+        const attempt = status._tag === "NotStarted" ? 1 : scheduled ? status.attempt : status.attempt + 1
         if (step.run === undefined) {
           const runId = current.runId
           const opened = yield* append((_task, at) => [
-            { _tag: "AttemptScheduled", ...meta(at), runId, stepId: step.id, attempt },
+            ...(scheduled ? [] : [{ _tag: "AttemptScheduled", ...meta(at), runId, stepId: step.id, attempt } satisfies Event.Event]),
             transition(runId, step.id, attempt, "Pending", Attempt.admit, at)
           ])
           progress({ type: "step", taskId, stepId: step.id, index, total: plan.steps.length, attempt, command: null })
@@ -800,7 +807,7 @@ export const run = (
             instructions: step.manual?.instructions ?? ""
           })
         }
-        const after = yield* runStep(task, step, step.run.command, attempt, index, plan.steps.length)
+        const after = yield* runStep(task, step, step.run.command, attempt, index, plan.steps.length, scheduled)
         if (after.task.state === "CANCELLED") {
           yield* project_(after.task)
           return outcome(after.task, "cancelled", "Cancelled while a step ran: its attempt is Indeterminate (its effect may have half happened).")

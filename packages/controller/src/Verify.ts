@@ -7,7 +7,8 @@
  *    Nothing is held while they run: no lease, no transaction. A cancel or a rewind may land
  *    meanwhile; the held view cannot change (it is frozen), and step 4 notices.
  * 4. Record the pass — one append: `VerificationRecorded` with the verdicts and the conclusion
- *    over every verdict of the episode, and for REVISE or BLOCKED the task's block — only if the
+ *    over every verdict of the episode; for BLOCKED the task's block; for REVISE the block, the
+ *    successor attempts of the steps behind the failure and the way back to RUNNING — only if the
  *    task is still VERIFYING in the same episode on the same branch. Otherwise the pass is
  *    reported and nothing is written: its verdicts are about an episode the task has left.
  *
@@ -83,6 +84,68 @@ const taskOf = (projectId: string, taskId: string) =>
     const summary = yield* models.taskSummary(taskId, branch)
     if (summary === null || summary.projectId !== projectId) return yield* new ControllerError.TaskNotFound({ taskId, projectId })
     return { summary, branch }
+  })
+
+/** The kernel's events for `commands`, decided one after another from `task`. */
+const decideAll = (task: Task.Task, commands: ReadonlyArray<Task.Command>): Either.Either<ReadonlyArray<Event.Event>, Task.Rejection> => {
+  let state: Task.Aggregate = task
+  const events: Array<Event.Event> = []
+  for (const command of commands) {
+    const decision = Task.decide(command, state)
+    if (Either.isLeft(decision)) return decision
+    for (const event of decision.right) {
+      events.push(event)
+      state = Task.evolve(state, event)
+    }
+  }
+  return Either.right(events)
+}
+
+/**
+ * REVISE: the steps behind the failed criteria get successor attempts, within the task's budget,
+ * and the task goes back to RUNNING through BLOCKED (the lifecycle's own edges: VERIFYING →
+ * BLOCKED for the failure, BLOCKED → RUNNING for the revision), all in the pass's transaction.
+ * Each successor is scheduled (a Pending attempt the runner admits as it is). When the budget
+ * cannot cover them, the task stays BLOCKED (`retry_budget_spent`): the contract or the plan must
+ * change, through a reopen.
+ */
+const revise = (task: Task.Task, branch: string, steps: ReadonlyArray<string>, actor: Event.Actor, at: number) =>
+  Effect.gen(function*() {
+    const models = yield* ReadModel.ReadModels
+    const runId = task.run!.runId
+    const budget = Math.min(task.spec?.spec.execution?.retry?.maxSuccessors ?? Task.maxSuccessorsPerTask, Task.maxSuccessorsPerTask)
+    if (steps.length === 0 || task.successorsUsed + steps.length > budget) {
+      return {
+        blocker: {
+          category: "retry_budget_spent",
+          owner: "user",
+          requiredAction: steps.length === 0
+            ? `A required criterion failed and no step of the plan serves it; change the plan or the contract: ratchet reopen ${task.taskId} --reason "…"`
+            : `A required criterion failed; revising ${steps.join(", ")} needs ${steps.length} successor attempt${steps.length === 1 ? "" : "s"} and ${
+              budget - task.successorsUsed
+            } of ${budget} are left. Change the plan or the contract: ratchet reopen ${task.taskId} --reason "…"`
+        } satisfies Event.Blocker,
+        unblock: [] as ReadonlyArray<Task.Command>,
+        successors: [] as ReadonlyArray<Event.Event>
+      }
+    }
+    const snapshot = yield* models.snapshot(task.taskId, branch)
+    const latest = (stepId: string) =>
+      [...snapshot.attempts.values()].filter((row) => row.runId === runId && row.stepId === stepId).reduce((max, row) => Math.max(max, row.attempt), 0)
+    const successors: Array<Event.Event> = steps.flatMap((stepId, i): ReadonlyArray<Event.Event> => [
+      { _tag: "SuccessorGranted", version: 1, actor, at, runId, stepId, successorsUsed: task.successorsUsed + i + 1, successorBudget: budget },
+      { _tag: "AttemptScheduled", version: 1, actor, at, runId, stepId, attempt: latest(stepId) + 1 }
+    ])
+    const unblock: ReadonlyArray<Task.Command> = [{
+      _tag: "Unblock",
+      actor,
+      at,
+      to: "RUNNING",
+      resolution: `revise ${steps.join(", ")}: successor attempt${steps.length === 1 ? "" : "s"} scheduled by verification`,
+      codeChanged: false,
+      pendingSteps: steps
+    }]
+    return { blocker: null, unblock, successors }
   })
 
 /**
@@ -207,9 +270,16 @@ export const verify = (options: Options) =>
       }
       const events: Array<Event.Event> = [recorded]
       if (conclusion.blocker !== null) {
-        const blocked = Task.decide({ _tag: "Block", actor: invocation.actor, at, blocker: conclusion.blocker }, now)
-        if (Either.isLeft(blocked)) return yield* blocked.left
-        events.push(...blocked.right)
+        const revision = conclusion.outcome === "REVISE"
+          ? yield* revise(now, branch, conclusion.stepsToRevise, invocation.actor, at)
+          : null
+        const blocker = revision?.blocker ?? conclusion.blocker
+        const decided = decideAll(now, [
+          { _tag: "Block", actor: invocation.actor, at, blocker },
+          ...(revision?.unblock ?? [])
+        ])
+        if (Either.isLeft(decided)) return yield* decided.left
+        events.push(...decided.right, ...(revision?.successors ?? []))
       }
       const appended = yield* store.append({
         projectId,

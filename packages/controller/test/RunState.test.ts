@@ -153,7 +153,20 @@ describe("RunState.statusOf", () => {
   > = [
     ["no attempts", [], [], { _tag: "NotStarted" }],
     ["only another step's attempts", [attempt("b", 1, "Succeeded")], [], { _tag: "NotStarted" }],
-    ["Pending", [attempt("a", 1, "Pending")], [], { _tag: "Open", attempt: 1, state: "Pending" }],
+    ["Pending without an intent (scheduled by verification)", [attempt("a", 1, "Pending")], [], { _tag: "Scheduled", attempt: 1 }],
+    ["Pending with a pending intent", [attempt("a", 1, "Pending")], [intent("i-1", "Pending")], { _tag: "Open", attempt: 1, state: "Pending" }],
+    [
+      "Pending, the only intent is another attempt's",
+      [attempt("a", 1, "Succeeded"), attempt("a", 2, "Pending")],
+      [intent("i-1", "Resolved", "Succeeded", "a", 1)],
+      { _tag: "Scheduled", attempt: 2 }
+    ],
+    [
+      "Pending after a success (a revision's successor)",
+      [attempt("a", 1, "Succeeded"), attempt("a", 2, "Pending")],
+      [],
+      { _tag: "Scheduled", attempt: 2 }
+    ],
     ["Running", [attempt("a", 1, "Running")], [], { _tag: "Open", attempt: 1, state: "Running" }],
     ["Succeeded", [attempt("a", 1, "Succeeded")], [], { _tag: "Done", attempt: 1 }],
     ["Failed", [attempt("a", 1, "Failed")], [], { _tag: "Retry", attempt: 1, state: "Failed" }],
@@ -279,6 +292,14 @@ describe("RunState.next and pendingSteps", () => {
     const done = [attempt("a", 1, "Succeeded"), attempt("b", 1, "Succeeded"), attempt("c", 1, "Succeeded")]
     expect(RunState.next(plan, done, [])).toEqual({ _tag: "AllDone" })
     expect(RunState.pendingSteps(plan, done, [])).toEqual([])
+  })
+
+  it("a revision's scheduled successor is next, and the task is not done until it is", () => {
+    const plan = planOf(step("a"), step("b", { needs: ["a"] }))
+    const revised = [attempt("a", 1, "Succeeded"), attempt("b", 1, "Succeeded"), attempt("b", 2, "Pending")]
+    expect(nextId(plan, revised)).toBe("b@1:Scheduled")
+    expect(RunState.pendingSteps(plan, revised, [])).toEqual(["b"])
+    expect(nextId(plan, [...revised.slice(0, 2), attempt("b", 2, "Succeeded")])).toBe("AllDone")
   })
 
   it("needs declared out of order: the needed step runs first", () => {

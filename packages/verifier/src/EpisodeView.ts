@@ -153,7 +153,7 @@ export const EpisodeView = Schema.Struct({
   steps: Schema.Array(StepView),
   attempts: Schema.Array(AttemptView),
   refs: Schema.Array(RefView),
-  /** Every identity that started an attempt or reported a manual step done. */
+  /** Every identity that moved an attempt: the runner that admitted and ended it, a manual step's worker. */
   workers: Schema.Array(Event.Actor),
   usage: Usage
 })
@@ -212,6 +212,9 @@ const terminal = new Set(["Succeeded", "Failed", "Indeterminate", "Cancelled", "
 
 const sameActor = (a: Event.Actor, b: Event.Actor) => a.kind === b.kind && a.id === b.id
 
+/** A copy of an event's actor, so freezing the view never freezes the caller's events. */
+const ownActor = (actor: Event.Actor): Event.Actor => ({ kind: actor.kind, id: actor.id })
+
 /**
  * Builds the episode of the run current at `snapshotLsn` from a branch's events (ancestors first,
  * as the store reads them). Events above `snapshotLsn` are ignored, so the same call over a log
@@ -248,7 +251,7 @@ export const build = (input: {
   const refs: Array<typeof RefView.Type> = []
   const workers: Array<Event.Actor> = []
   const addWorker = (actor: Event.Actor) => {
-    if (!workers.some((known) => sameActor(known, actor))) workers.push(actor)
+    if (!workers.some((known) => sameActor(known, actor))) workers.push(ownActor(actor))
   }
   const keyOf = (stepId: string, attempt: number) => `${stepId}#${attempt}`
   upTo.forEach((event, index) => {
@@ -259,7 +262,7 @@ export const build = (input: {
           stepId: event.stepId,
           attempt: event.attempt,
           state: "Pending",
-          actor: event.actor,
+          actor: ownActor(event.actor),
           startedAt: event.at,
           endedAt: null,
           intents: [],
@@ -267,7 +270,8 @@ export const build = (input: {
           fingerprint: null,
           notes: []
         })
-        addWorker(event.actor)
+        // Scheduling is not working on it (verification schedules a revision's successor): the
+        // worker is whoever admits and ends the attempt, below.
         return
       case "AttemptTransitioned": {
         if (event.runId !== runId) return
@@ -309,7 +313,7 @@ export const build = (input: {
           intent.state = "Resolved"
           intent.outcome = event.outcome
         } else if (event._tag === "IntentAbandoned") intent.state = "Abandoned"
-        else intent.settledBy = event.receipt.actor
+        else intent.settledBy = ownActor(event.receipt.actor)
         return
       }
       case "CommandExited": {

@@ -2,7 +2,8 @@
  * One verification pass: every applicable verifier over each acceptance criterion asked for, in
  * order, each criterion's verdict combined from their judgements with the evidence stored as
  * blobs; then the conclusion over the episode's verdicts — APPROVED (the completion gate is
- * CLEAR: READY_TO_COMPLETE), REVISE (a required criterion FAILED: the steps behind it need work),
+ * CLEAR: READY_TO_COMPLETE), REVISE (a required criterion FAILED: the steps behind it get successor
+ * attempts and the task runs again),
  * or BLOCKED (evidence is missing, indeterminate, or not independent).
  *
  * Which verdicts count: only those taken in this episode (the same snapshot LSN) against the
@@ -165,9 +166,9 @@ export const conclude = (input: {
       blocker: {
         category: "verification_failed",
         owner: "agent",
-        requiredAction: `${failing.join(", ")} failed (see ratchet evidence ${id}). Fix the work${
-          steps.length > 0 ? ` of ${steps.join(", ")}` : ""
-        }, then run it again: ratchet unblock ${id} --to RUNNING --resolution "…" and ratchet run ${id} (successor attempts, within the retry budget); or change the contract: ratchet reopen ${id} --reason "…".`,
+        requiredAction: `${failing.join(", ")} failed (see ratchet evidence ${id}). Revise the work${
+          steps.length > 0 ? ` of ${steps.join(", ")} (each gets a successor attempt, within the retry budget)` : ""
+        }, then: ratchet run ${id}; or change the contract: ratchet reopen ${id} --reason "…".`,
         lastEvidence: refs
       }
     }

@@ -468,7 +468,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
       ac: { type: "string", valueName: "<ids>", description: "Only these criteria, comma-separated (e.g. AC-001,AC-003); earlier verdicts of this episode still count for the others." },
       ...leaseEpoch
     },
-    examples: ["ratchet verify t-3f9a1c2b", "ratchet verify t-3f9a1c2b --ac AC-002", "RATCHET_ACTOR=verifier:ci ratchet verify t-3f9a1c2b --json"],
+    examples: ["ratchet verify t-3f9a1c2b", "ratchet verify t-3f9a1c2b --ac AC-002", "ratchet verify t-3f9a1c2b --json | jq .outcome"],
     needs: "project",
     run: (parsed, env) =>
       Effect.flatMap(controller, (c) =>
@@ -523,7 +523,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     ].join(" "),
     positionals: [taskArg],
     options: {},
-    examples: ["ratchet done t-3f9a1c2b", "ratchet verify t-3f9a1c2b && ratchet done t-3f9a1c2b --json"],
+    examples: ["ratchet done t-3f9a1c2b", "ratchet done t-3f9a1c2b --json | jq .completedLsn"],
     needs: "project",
     run: (parsed, env) =>
       Effect.flatMap(controller, (c) =>

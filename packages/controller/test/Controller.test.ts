@@ -298,6 +298,21 @@ describe("Controller", () => {
       expect((yield* c.status(taskId)).brief.openBlocking).toEqual([asked.questionId])
     }).pipe(Effect.provide(controllerLayer())))
 
+  it.effect("a rewind is refused where the task could move (INTERVIEWING, SPEC_READY) and writes nothing", () =>
+    Effect.gen(function*() {
+      const c = yield* Controller.Controller
+      const created = yield* c.createTask({ goal: "Make the date test deterministic" }, asUser)
+      const interviewing = yield* Effect.flip(c.rewind(created.task.taskId, 1, asUser, "terminal"))
+      expect(interviewing).toMatchObject({ _tag: "@ratchet/kernel/TaskCommandRefused", code: "forbidden_transition", state: "INTERVIEWING" })
+      expect(interviewing.message).toContain("PAUSED, BLOCKED, FAILED or VERIFYING")
+      const taskId = yield* toSpecReady(c, temp("ratchet-controller-files-"))
+      const before = yield* versionOf(c, taskId)
+      const specReady = yield* Effect.flip(c.rewind(taskId, 1, asUser, "terminal"))
+      expect(specReady).toMatchObject({ code: "forbidden_transition", state: "SPEC_READY" })
+      expect(yield* versionOf(c, taskId)).toBe(before)
+      expect((yield* c.branches(taskId)).branches.map((b) => b.branch)).toEqual(["main"])
+    }).pipe(Effect.provide(controllerLayer())))
+
   it.effect("the log streams every event of the task in LSN order", () =>
     Effect.gen(function*() {
       const c = yield* Controller.Controller

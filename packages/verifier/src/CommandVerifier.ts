@@ -116,8 +116,10 @@ export const run = (command: string, options: { readonly cwd: string; readonly t
     child.stdout.on("data", out.push)
     child.stderr.on("data", err.push)
     child.on("error", (error) => finish({ exitCode: null, signal: null, notStarted: error.message }))
+    // When the shell exits, whatever it left behind in its group goes with it: a background child
+    // still holding the output pipes would otherwise keep the check waiting until its timeout.
+    child.on("exit", () => killGroup("SIGKILL"))
     child.on("close", (code, signal) => {
-      // Whatever the shell left behind in its group goes with it.
       killGroup("SIGKILL")
       finish({ exitCode: code, signal, notStarted: null })
     })
@@ -129,7 +131,10 @@ export const run = (command: string, options: { readonly cwd: string; readonly t
 
 /** The last `lines` lines of the output, at most 2 000 characters. */
 export const tailOf = (stdout: Uint8Array, stderr: Uint8Array, lines = 20): string => {
-  const text = `${new TextDecoder().decode(stdout)}${stderr.length > 0 ? `\n${new TextDecoder().decode(stderr)}` : ""}`
+  const out = new TextDecoder().decode(stdout)
+  const err = new TextDecoder().decode(stderr)
+  // stderr starts on a line of its own, without a blank line before it (or before everything).
+  const text = out === "" || err === "" || out.endsWith("\n") ? `${out}${err}` : `${out}\n${err}`
   const tail = text.trimEnd().split("\n").slice(-lines).join("\n")
   return tail.length > 2_000 ? tail.slice(-2_000) : tail
 }

@@ -14,6 +14,7 @@ import * as BlobStore from "@ratchet/storage/BlobStore"
 import type { StorageError } from "@ratchet/storage/StorageError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
 const common = {
@@ -159,6 +160,24 @@ const encodeJson = Schema.encodeSync(Schema.parseJson(Evidence))
 const decodeJson = Schema.decodeUnknownEither(Schema.parseJson(Evidence))
 
 /**
+ * What is wrong with a blob that does not decode, in one short line: the first issue and where it
+ * is (never the schema's own description, which spells out the whole union, nor a huge value).
+ */
+const problemOf = (error: ParseResult.ParseError): string => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  const where = issue?.path.map(String).join(".") ?? ""
+  const what = issue === undefined
+    ? "unreadable"
+    : issue._tag === "Transformation"
+    ? `not JSON: ${issue.message}`
+    : where === ""
+    ? "not a JSON object of a known evidence kind"
+    : `${where}: ${issue.message}`
+  const line = what.replace(/\s+/g, " ")
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line
+}
+
+/**
  * Stores an evidence record; its blob reference is the evidence ref.
  *
  * @since 0.1.0
@@ -187,7 +206,7 @@ export const load = (
     const decoded = decodeJson(text)
     return Either.isRight(decoded)
       ? Effect.succeed(decoded.right)
-      : Effect.fail(new EvidenceInvalid({ ref, reason: `it is not an evidence record (${decoded.left.message.split("\n")[0]})` }))
+      : Effect.fail(new EvidenceInvalid({ ref, reason: `it is not an evidence record (${problemOf(decoded.left)})` }))
   })
 
 /**

@@ -25,6 +25,7 @@ import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as Owner from "@ratchet/lease/Owner"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
+import * as Verification from "@ratchet/verifier/Verification"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -139,7 +140,8 @@ export const complete = (options: {
           branch,
           reconciled,
           completedLsn,
-          verdicts: episode.verdicts,
+          // The verdicts the completion rests on (as the completion record holds them).
+          verdicts: task.spec === null ? [] : [...Verification.counted(episode.verdicts, task.spec.digest, episode.view.workers).values()],
           projection,
           warnings
         } satisfies Result

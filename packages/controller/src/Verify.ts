@@ -269,11 +269,14 @@ export const verify = (options: Options) =>
         verdicts
       }
       const events: Array<Event.Event> = [recorded]
+      // What the task blocks on as recorded: a REVISE whose retry budget is spent blocks on that.
+      let recordedBlocker = conclusion.blocker
       if (conclusion.blocker !== null) {
         const revision = conclusion.outcome === "REVISE"
           ? yield* revise(now, branch, conclusion.stepsToRevise, invocation.actor, at)
           : null
         const blocker = revision?.blocker ?? conclusion.blocker
+        recordedBlocker = blocker
         const decided = decideAll(now, [
           { _tag: "Block", actor: invocation.actor, at, blocker },
           ...(revision?.unblock ?? [])
@@ -319,7 +322,8 @@ export const verify = (options: Options) =>
         branch,
         snapshotLsn: episode.snapshotLsn,
         results,
-        conclusion,
+        // Reported as recorded, so the next action shown is the one the task's state accepts.
+        conclusion: recordedBlocker === conclusion.blocker ? conclusion : { ...conclusion, blocker: recordedBlocker },
         recordedLsn: appended,
         notRecorded: null,
         state: after.summary.task.state,

@@ -731,7 +731,7 @@ export const completion = (
 /**
  * BLOCKED → RUNNING or VERIFYING. Back to VERIFYING only when the missing evidence or dependency
  * arrived with no change to the code and every step is terminal, and never after a criterion
- * FAILED (that needs the work revised, so RUNNING); back to RUNNING never when the
+ * FAILED (that needs the work revised, so RUNNING); back to RUNNING or VERIFYING never when the
  * block was the retry budget (continuing with the same strategy is forbidden — the contract must
  * change, through a reopen).
  *
@@ -749,6 +749,9 @@ export const unblock = (
 ): Gate => {
   const findings: Array<Finding> = []
   const reopen = `ratchet reopen ${context.taskId} --reason "<what must change>"`
+  const spent = facts.blockerCategories.filter((category) =>
+    category === "retry_budget_spent" || category === "repeated_failure" || category === "no_progress"
+  )
   if (facts.to === "VERIFYING") {
     if (facts.codeChanged) {
       findings.push(
@@ -780,10 +783,19 @@ export const unblock = (
         )
       )
     }
+    // A criterion that failed with the retry budget spent blocks as retry_budget_spent: verifying
+    // the same work again is no way around the budget, nor around the failure.
+    if (spent.length > 0) {
+      findings.push(
+        finding(
+          "retry_budget_spent",
+          `The task is blocked by ${spent.join(", ")}; verifying the same work again cannot lift that.`,
+          "Reopen the task and change the contract or the plan",
+          reopen
+        )
+      )
+    }
   } else {
-    const spent = facts.blockerCategories.filter((category) =>
-      category === "retry_budget_spent" || category === "repeated_failure" || category === "no_progress"
-    )
     if (spent.length > 0) {
       findings.push(
         finding(

@@ -1026,7 +1026,7 @@ export const decide = (command: Command, aggregate: Aggregate): Decision => {
             runId: run.runId,
             specDigest: spec.digest,
             planDigest: plan.digest,
-            verdicts: command.verdicts.filter((verdict) => verdict.specDigest === spec.digest)
+            verdicts: counted(command.verdicts, spec.digest, command.workers)
           })
       )
     }
@@ -1257,6 +1257,21 @@ const recordAttemptFailure = (
     successorsUsed: task.successorsUsed + 1,
     successorBudget: budget
   })
+}
+
+/**
+ * The verdicts a completion rests on: per criterion, the newest taken against `specDigest` by an
+ * identity that is not a worker (the ones the completion gate counted), in the order given.
+ */
+const counted = (
+  verdicts: ReadonlyArray<Event.AcVerdict>,
+  specDigest: Digest.Digest,
+  workers: ReadonlyArray<Event.Actor>
+): ReadonlyArray<Event.AcVerdict> => {
+  const eligible = verdicts.filter((verdict) => verdict.specDigest === specDigest && !workers.some((worker) => worker.id === verdict.verifier.id))
+  return eligible.filter((verdict, index) =>
+    !eligible.some((other, j) => other.acId === verdict.acId && (other.at > verdict.at || (other.at === verdict.at && j > index)))
+  )
 }
 
 const reopen = (task: Task, command: Extract<Command, { _tag: "Reopen" }>): Decision => {

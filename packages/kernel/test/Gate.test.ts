@@ -820,6 +820,22 @@ describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
     ])
   })
 
+  it.each(["retry_budget_spent", "repeated_failure", "no_progress"])(
+    "HOLD retry_budget_spent back to VERIFYING after a %s block, even with no code change and every step done",
+    (category) => {
+      const gate = valid(
+        Gate.unblock(ctx("BLOCKED"), { to: "VERIFYING", blockerCategories: ["missing_evidence", category], codeChanged: false, pendingSteps: [] })
+      )
+      expect(gate.reasons).toEqual([{
+        code: "retry_budget_spent",
+        message: `The task is blocked by ${category}; verifying the same work again cannot lift that.`
+      }])
+      expect(gate.requiredActions).toEqual([
+        { description: "Reopen the task and change the contract or the plan", command: "ratchet reopen t-1 --reason \"<what must change>\"" }
+      ])
+    }
+  )
+
   it("CLEAR back to RUNNING after a failed criterion", () => {
     clear(Gate.unblock(ctx("BLOCKED"), { to: "RUNNING", blockerCategories: ["verification_failed"], codeChanged: true, pendingSteps: [] }))
   })

@@ -1147,6 +1147,16 @@ describe("VERIFYING → COMPLETED needs independent, current evidence", () => {
     expect(asTask(events.reduce(Task.evolve, verifying.aggregate)).state).toBe("COMPLETED")
   })
 
+  it("the completion record holds the verdicts the gate counted: the newest independent one per criterion", () => {
+    const older = pass("AC-001", digest(), { at: NOW - 10, evidenceRefs: ["ev-old"] })
+    const newest = pass("AC-001", digest(), { at: NOW - 5, evidenceRefs: ["ev-new"] })
+    const byWorker = pass("AC-001", digest(), { at: NOW, verifier: runner, evidenceRefs: ["ev-self"] })
+    const tieFirst = pass("AC-002", digest(), { at: NOW - 1, evidenceRefs: ["ev-tie-1"] })
+    const tieLast = pass("AC-002", digest(), { at: NOW - 1, evidenceRefs: ["ev-tie-2"] })
+    const events = eventsOf(Task.decide(cmd.complete([older, byWorker, newest, tieFirst, tieLast], [runner]), verifying.aggregate))
+    expect(events[0]).toMatchObject({ _tag: "TaskCompleted", verdicts: [newest, tieLast] })
+  })
+
   it("the completion gate's HOLD is bound to the task version and digests it judged", () => {
     const hold = heldOf(Task.decide(cmd.complete([]), verifying.aggregate))
     expect(hold.gate.boundTo).toEqual({

@@ -157,6 +157,14 @@ describe("round trips", () => {
     roundTrips({ ...SAMPLE_EVENTS.TaskCompleted, verdicts: [pass("AC-001", fakeDigest("e"), { verdict })] })
   })
 
+  it.each(["APPROVED", "REVISE", "BLOCKED"] as const)("a verification pass concluding %s round-trips", (outcome) => {
+    roundTrips({ ...SAMPLE_EVENTS.VerificationRecorded, outcome })
+  })
+
+  it.each(["", "DONE", "approved"])("a verification pass concluding %j does not decode", (outcome) => {
+    expect(Either.isLeft(Event.decode({ ...stored(SAMPLE_EVENTS.VerificationRecorded), outcome }))).toBe(true)
+  })
+
   it.each(["user", "code", "research"] as const)("an answer from %s round-trips", (source) => {
     roundTrips({ ...SAMPLE_EVENTS.QuestionAnswered, source, answer: "x".repeat(65_536) })
   })

@@ -836,6 +836,21 @@ describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
     }
   )
 
+  it("names every step still pending and every spent category, comma-separated", () => {
+    const gate = valid(
+      Gate.unblock(ctx("BLOCKED"), {
+        to: "VERIFYING",
+        blockerCategories: ["retry_budget_spent", "no_progress"],
+        codeChanged: false,
+        pendingSteps: ["docs", "build"]
+      })
+    )
+    expect(gate.reasons.map((reason) => reason.message)).toEqual([
+      "Steps still without a terminal attempt: docs, build.",
+      "The task is blocked by retry_budget_spent, no_progress; verifying the same work again cannot lift that."
+    ])
+  })
+
   it("CLEAR back to RUNNING after a failed criterion", () => {
     clear(Gate.unblock(ctx("BLOCKED"), { to: "RUNNING", blockerCategories: ["verification_failed"], codeChanged: true, pendingSteps: [] }))
   })

@@ -634,6 +634,21 @@ describe("Spec verify reports and artifacts", () => {
     expect(problems(withVerify({ artifacts: [{ path: "a", sha256: "xyz" }] })).join("\n")).toContain("64 lowercase hex digits")
   })
 
+  it("a bad hash with extra characters before or after the 64 hex digits is refused", () => {
+    const hex = "a".repeat(64)
+    expect(problems(withVerify({ artifacts: [{ path: "a", sha256: `x${hex}` }] }))).toHaveLength(1)
+    expect(problems(withVerify({ artifacts: [{ path: "a", sha256: `${hex}x` }] }))).toHaveLength(1)
+  })
+
+  it("names the field a bad path is in", () => {
+    expect(problems(withVerify({ junit: "/abs.xml" })).join("\n")).toContain("verify.junit entry \"/abs.xml\" is absolute")
+    expect(problems(withVerify({ artifacts: [{ path: "/abs" }] })).join("\n")).toContain("verify.artifacts[].path entry \"/abs\" is absolute")
+  })
+
+  it("names the expected shape of an artifact that is not an object", () => {
+    expect(problems(withVerify({ artifacts: ["dist/a.js"] })).join("\n")).toContain("Artifact")
+  })
+
   it("a path escaping the repository says so", () => {
     expect(problems(withVerify({ junit: "../x.xml" })).join("\n")).toContain("escapes the repository")
   })

@@ -1157,6 +1157,15 @@ describe("VERIFYING → COMPLETED needs independent, current evidence", () => {
     expect(events[0]).toMatchObject({ _tag: "TaskCompleted", verdicts: [newest, tieLast] })
   })
 
+  it("the completion record leaves out a verdict by any of several workers, and keeps a newer one given first", () => {
+    const other: Event.Actor = { kind: "agent", id: "agent-9" }
+    const newerFirst = pass("AC-001", digest(), { at: NOW - 1, evidenceRefs: ["ev-newer"] })
+    const olderLast = pass("AC-001", digest(), { at: NOW - 9, evidenceRefs: ["ev-older"] })
+    const byOtherWorker = pass("AC-001", digest(), { at: NOW, verifier: other, evidenceRefs: ["ev-other"] })
+    const events = eventsOf(Task.decide(cmd.complete([newerFirst, olderLast, byOtherWorker], [runner, other]), verifying.aggregate))
+    expect(events[0]).toMatchObject({ _tag: "TaskCompleted", verdicts: [newerFirst] })
+  })
+
   it("the completion gate's HOLD is bound to the task version and digests it judged", () => {
     const hold = heldOf(Task.decide(cmd.complete([]), verifying.aggregate))
     expect(hold.gate.boundTo).toEqual({

@@ -788,6 +788,28 @@ describe("Task.replay", () => {
     expect(Task.fold([])).toEqual(Task.initial)
   })
 
+  it.each([
+    "AttemptScheduled",
+    "AttemptTransitioned",
+    "IntentRecorded",
+    "IntentDispatched",
+    "IntentResolved",
+    "IntentAbandoned",
+    "CheckpointRecorded",
+    "LeaseAcquired",
+    "LeaseTakenOver",
+    "LeaseReleased",
+    "CommandExited",
+    "BoundaryRecorded",
+    "AttemptNoted",
+    "IntentSettled",
+    "VerificationRecorded"
+  ] as const)("evolve leaves a task as it was, but for its version, for the run-level fact %s", (type) => {
+    const { aggregate } = reach("VERIFYING")
+    // Only the stream version counts the event.
+    expect(Task.evolve(aggregate, SAMPLE_EVENTS[type])).toEqual({ ...aggregate, version: aggregate.version + 1 })
+  })
+
   it("evolve ignores anything but TaskCreated on an absent task", () => {
     expect(Task.evolve(Task.initial, SAMPLE_EVENTS.RunStarted)).toBe(Task.initial)
   })

@@ -5,11 +5,13 @@
  *
  * The repository has `src/sum.mjs` (it subtracts) and a `node:test` test for it. The task: make
  * the test pass. Its spec has two acceptance criteria: AC-001 is the test command, with its JUnit
- * report as evidence; AC-002 is an artifact the fix must leave. The plan's one step is a command
- * that fixes the file (standing in for the agent's edit). Then `ratchet run` executes it,
- * `ratchet done` is refused before verification (a HOLD with the reason and the next action),
- * `ratchet verify` runs the test as an identity other than the runner, and `ratchet done`
- * completes atomically.
+ * report as evidence; AC-002 checks the fixed module by a command and by its SHA-256. The plan's
+ * one step is the agent's work (a manual step; this script edits the file as the agent would, and
+ * reports the step done as `agent:demo-agent`). The agent's first fix is wrong: `ratchet done` is
+ * refused before verification (a HOLD with the reason and the next action), `ratchet verify` (as
+ * `verifier:demo-ci`, an identity that did none of the work) fails AC-001, which sends the step
+ * back to RUNNING with a successor attempt; the second fix passes, and `ratchet done` completes
+ * atomically.
  *
  * Approvals are typed by a person on a terminal; here this script types them, through `script`
  * (a pseudo-terminal), exactly as the end-to-end tests do, and says so.
@@ -137,6 +139,8 @@ fs.writeFileSync(
     `      command: "node -e \\"import('./src/sum.mjs').then((m) => process.exit(m.sum(1, 1) === 2 ? 0 : 1))\\""`,
     "      artifacts:",
     `        - path: src/sum.mjs`,
+    // The SHA-256 of the fixed module, "export const sum = (a, b) => a + b\n" (sha256sum).
+    `          sha256: a8753d5fdc3940aea56e42782abf34e57689fce9d7bda6d18616b64215ca41d8`,
     "execution:",
     "  allowedScope:",
     `    - "src/**"`,
@@ -158,18 +162,35 @@ fs.writeFileSync(
     "  - id: fix-sum",
     `    title: "Make sum add"`,
     "    acRefs: [AC-001, AC-002]",
-    "    run:",
-    `      command: "node -e \\"require('fs').writeFileSync('src/sum.mjs', 'export const sum = (a, b) => a + b\\\\n')\\""`,
+    "    manual:",
+    `      instructions: "Edit src/sum.mjs so that sum(a, b) returns a + b"`,
     ""
   ].join("\n")
 )
 ratchet(["plan", taskId, "--file", plan])
 approve(taskId, "plan")
 
-// ---- run, verify, done ------------------------------------------------------------------------------
+// ---- run, verify, revise, verify, done ----------------------------------------------------------
+// The step is the agent's work: the runner stops there until the agent reports it done.
+const agent = "agent:demo-agent"
+const edit = (text) => {
+  fs.writeFileSync(path.join(repo, "src", "sum.mjs"), text)
+  say(`\n# the agent edits src/sum.mjs: ${text.trim()}`)
+}
+ratchet(["run", taskId])
+edit("export const sum = (a, b) => a * b\n")
+ratchet(["step", "done", taskId, "fix-sum", "--note", "sum now combines its arguments"], { actor: agent })
 ratchet(["run", taskId])
 say("\nCompletion before verification is refused, with the reason and what to do:")
 ratchet(["done", taskId], { expect: [3] })
+say("\nVerification by an identity that did none of the work. The agent's fix is wrong, so AC-001 fails:")
+ratchet(["verify", taskId], { actor: "verifier:demo-ci", expect: [3] })
+say("\nThe step behind the failed criteria got a successor attempt and the task is RUNNING again; completion is refused meanwhile:")
+ratchet(["done", taskId], { expect: [2] })
+ratchet(["run", taskId])
+edit("export const sum = (a, b) => a + b\n")
+ratchet(["step", "done", taskId, "fix-sum", "--note", "sum adds"], { actor: agent })
+ratchet(["run", taskId])
 ratchet(["verify", taskId], { actor: "verifier:demo-ci" })
 ratchet(["done", taskId])
 ratchet(["done", taskId])

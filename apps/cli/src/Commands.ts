@@ -122,10 +122,20 @@ const writtenJson = (written: Controller.Written, extra: Record<string, unknown>
 
 const controller = Controller.Controller
 
-/** `--ac AC-001,AC-002` as ids, trimmed, without empties. */
-const acList = (parsed: Parsed): ReadonlyArray<string> => {
+/** `--ac AC-001,AC-002` as ids, trimmed; an `--ac` that names none is an error, not "all of them". */
+const acList = (parsed: Parsed): Effect.Effect<ReadonlyArray<string>, ControllerError.InvalidRequest> => {
   const raw = parsed.options["ac"]
-  return typeof raw === "string" ? raw.split(",").map((id) => id.trim()).filter((id) => id !== "") : []
+  if (typeof raw !== "string") return Effect.succeed([])
+  const ids = raw.split(",").map((id) => id.trim()).filter((id) => id !== "")
+  return ids.length > 0
+    ? Effect.succeed(ids)
+    : Effect.fail(
+      new ControllerError.InvalidRequest({
+        field: "--ac",
+        reason: `${JSON.stringify(raw.slice(0, 40))} names no criterion.`,
+        fix: "Name criteria by id, comma-separated (--ac AC-001,AC-002), or leave --ac out for all of them."
+      })
+    )
 }
 
 /**
@@ -473,7 +483,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     run: (parsed, env) =>
       Effect.flatMap(controller, (c) =>
         Effect.gen(function*() {
-          const acs = acList(parsed)
+          const acs = yield* acList(parsed)
           if (!env.json) env.write(`Verifying ${str(parsed, "task")} as ${env.actor.kind}:${Render.visible(env.actor.id)}\n`)
           const result = yield* Verify.verify({
             taskId: str(parsed, "task"),
@@ -499,6 +509,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
               gate: result.conclusion.gate,
               blocker: result.conclusion.blocker,
               stepsToRevise: result.conclusion.stepsToRevise,
+              workers: result.workers,
               criteria: result.results.map((r) => ({
                 acId: r.acId,
                 required: r.required,
@@ -519,10 +530,10 @@ export const commands: ReadonlyArray<CommandSpec> = [
     summary: "Complete a verified task atomically (VERIFYING → COMPLETED)",
     description: [
       "Checks the completion gate for the current spec digest (every required criterion PASS in this episode, by an identity other than the worker, with evidence; no open blocker): HOLD lists what is missing, exit 3.",
-      "Then writes the final run.md and verification.md, and commits in one transaction the completion record, the terminal checkpoint and the lease release; COMPLETED is printed only after a fresh read confirms them. Running it again on a COMPLETED task confirms and writes nothing; after a crash it finishes what was left (nothing is ever half-done)."
+      "Then writes the final run.md and verification.md, and commits in one transaction the completion record, the terminal checkpoint and the lease release; COMPLETED is printed only after a fresh read confirms them. The transaction takes the lease and gives it back; a writer that holds the lease passes --lease-epoch, and its lease is the one released. A HOLD also follows when the work tree changed since the checks ran (stale evidence). Running it again on a COMPLETED task confirms and writes nothing; after a crash it finishes what was left (nothing is ever half-done)."
     ].join(" "),
     positionals: [taskArg],
-    options: {},
+    options: { ...leaseEpoch },
     examples: ["ratchet done t-3f9a1c2b", "ratchet done t-3f9a1c2b --json | jq .completedLsn"],
     needs: "project",
     run: (parsed, env) =>
@@ -550,7 +561,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     run: (parsed, env) =>
       Effect.flatMap(controller, (c) =>
         Effect.gen(function*() {
-          const shown = yield* Verify.evidenceOf(str(parsed, "task"), acList(parsed))
+          const shown = yield* Verify.evidenceOf(str(parsed, "task"), yield* acList(parsed))
           const showOutput = parsed.options["show-output"] === true
           const bodies: Record<string, { readonly text: string; readonly size: number; readonly truncated: boolean }> = {}
           if (showOutput) {

@@ -41,3 +41,34 @@ export const ask = (prompt: string): Effect.Effect<string | null> =>
     })
     return Effect.sync(() => rl.close())
   })
+
+/**
+ * Asks several lines in a row on one terminal session, so what a person typed ahead is not lost
+ * between the prompts. `next` sees each answer and gives the following prompt, or `null` to stop.
+ * Resolves to the answers given (fewer when input ends first, or `next` stopped).
+ *
+ * @since 0.1.0
+ * @category prompts
+ */
+export const askSeries = (first: string, next: (answer: string, index: number) => string | null): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.async<ReadonlyArray<string>>((resume) => {
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true })
+    const answers: Array<string> = []
+    let done = false
+    const finish = () => {
+      if (done) return
+      done = true
+      rl.close()
+      resume(Effect.succeed(answers))
+    }
+    const ask = (prompt: string) =>
+      rl.question(prompt, (line) => {
+        answers.push(line)
+        const following = next(line, answers.length - 1)
+        if (following === null) finish()
+        else ask(following)
+      })
+    rl.on("close", finish)
+    ask(first)
+    return Effect.sync(() => rl.close())
+  })

@@ -50,17 +50,29 @@ export const verified = (result: Verify.Result, s: Render.Style): string => {
   const lines: Array<string> = []
   for (const warning of result.warnings) lines.push(s.yellow(`warning: ${Render.visible(warning)}`))
   const { conclusion } = result
-  lines.push(`Verification of ${result.taskId} (episode at LSN ${result.snapshotLsn}): ${paint(conclusion.outcome, s)}`)
   if (result.notRecorded !== null) {
-    lines.push(s.yellow(`not recorded: ${Render.visible(result.notRecorded)}`))
+    // The verdicts were taken, but about an episode the task has left: nothing of them counts.
+    lines.push(`Verification of ${result.taskId} (episode at LSN ${result.snapshotLsn}): ${s.yellow("not recorded")}`)
+    lines.push(`  ${Render.visible(result.notRecorded)}`)
+    lines.push(`${result.taskId}: ${s.bold(result.state)}`)
     return lines.join("\n")
   }
+  lines.push(`Verification of ${result.taskId} (episode at LSN ${result.snapshotLsn}): ${paint(conclusion.outcome, s)}`)
   if (conclusion.outcome === "APPROVED") {
     lines.push(`The completion gate is CLEAR (READY_TO_COMPLETE). next: ratchet done ${result.taskId}`)
-  } else {
-    for (const reason of conclusion.gate.reasons) lines.push(`  - ${Render.visible(reason.message)}`)
-    lines.push(`${result.taskId}: ${s.bold(result.state)}`)
-    if (conclusion.blocker !== null) lines.push(`next: ${Render.visible(conclusion.blocker.requiredAction)}`)
+    return lines.join("\n")
+  }
+  for (const reason of conclusion.gate.reasons) lines.push(`  - ${Render.visible(reason.message)}`)
+  lines.push(`${result.taskId}: ${s.bold(result.state)}`)
+  if (conclusion.blocker !== null) lines.push(`next: ${Render.visible(conclusion.blocker.requiredAction)}`)
+  else {
+    const workers = result.workers.map((worker) => `${worker.kind}:${Render.visible(worker.id)}`).join(", ")
+    const missing = conclusion.gate.requiredActions.map((action) => action.command).filter((command): command is string => command !== undefined)
+    lines.push(
+      `next: verify what is missing as an identity that did none of the run's work (not ${workers || "a worker"}): ${
+        missing.length > 0 ? missing.join("; ") : `ratchet verify ${result.taskId}`
+      }`
+    )
   }
   return lines.join("\n")
 }
@@ -113,7 +125,7 @@ export const evidence = (ref: string, record: Evidence.Evidence | null, s: Rende
           ? `      ${Render.visible(record.report)}: ${Render.visible(record.problem)}`
           : `      ${Render.visible(record.report)}: ${record.counts.passed} passed, ${record.counts.failed} failed, ${record.counts.errored} errored, ${record.counts.skipped} skipped`,
         ...record.cases.filter((c) => c.status === "failed" || c.status === "errored").slice(0, 10).map((c) =>
-          `      ${s.red(c.status)} ${Render.visible(`${c.suite} › ${c.name}`)}${c.message === null ? "" : `: ${Render.visible(c.message.split("\n")[0] ?? "")}`}`
+          `      ${s.red(c.status)} ${Render.visible(c.suite === "" ? c.name : `${c.suite} › ${c.name}`)}${c.message === null ? "" : `: ${Render.visible(c.message.split("\n")[0] ?? "")}`}`
         )
       ].join("\n")
     case "artifact":
@@ -138,7 +150,7 @@ export const evidence = (ref: string, record: Evidence.Evidence | null, s: Rende
  * @category layers
  */
 export const observer = (actor: Event.Actor): Layer.Layer<never> | Layer.Layer<Verifier.Observer> =>
-  Terminal.channel() !== "terminal"
+  Terminal.channel() !== "terminal" || actor.kind !== "user"
     ? Layer.empty
     : Layer.succeed(Verifier.Observer, {
       observe: (request) =>
@@ -148,14 +160,17 @@ export const observer = (actor: Event.Actor): Layer.Layer<never> | Layer.Layer<V
               Render.visible(request.procedure)
             }\n`
           )
-          for (;;) {
-            const typed = yield* Terminal.ask("Does it hold? Type pass or fail (anything else skips it): ")
-            if (typed === null) return null
-            const answer = typed.trim().toLowerCase()
-            if (answer !== "pass" && answer !== "fail") return null
-            const note = (yield* Terminal.ask("A note for the record (what you saw), or Enter: ")) ?? ""
-            return { result: answer, note: note.trim().slice(0, 2000), actor } as const
-          }
+          // One terminal session for both questions, so an answer typed ahead is not lost.
+          const answers = yield* Terminal.askSeries(
+            "Does it hold? Type pass or fail (anything else skips it): ",
+            (answer, index) =>
+              index === 0 && (answer.trim().toLowerCase() === "pass" || answer.trim().toLowerCase() === "fail")
+                ? "A note for the record (what you saw), or Enter: "
+                : null
+          )
+          const result = answers[0]?.trim().toLowerCase()
+          if (result !== "pass" && result !== "fail") return null
+          return { result, note: (answers[1] ?? "").trim().slice(0, 2000), actor } as const
         })
     })
 

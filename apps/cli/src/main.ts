@@ -5,13 +5,14 @@
  *
  * @since 0.1.0
  */
-import * as os from "node:os"
 import * as path from "node:path"
 import * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
+import * as Invoker from "@ratchet/controller/Invoker"
 import * as Workspace from "@ratchet/controller/Workspace"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -27,33 +28,12 @@ const version = typeof __RATCHET_VERSION__ === "string" ? __RATCHET_VERSION__ : 
 
 const exitCodeOf: Record<ControllerError.ExitClass, number> = { unexpected: 1, invalid: 2, hold: 3, conflict: 4 }
 
-const actorKinds = ["user", "agent", "runner", "verifier", "system"] as const
-
 /** `RATCHET_ACTOR=kind:id`, or the login name as a user. */
-const actorOf = (command: string): Commands.Env["actor"] | Args.UsageError => {
-  const raw = process.env["RATCHET_ACTOR"]
-  if (raw === undefined || raw === "") {
-    let login = "unknown"
-    try {
-      login = os.userInfo().username || "unknown"
-    } catch {
-      // No passwd entry (some containers): the numeric identity still says who.
-      login = `uid-${process.getuid?.() ?? "unknown"}`
-    }
-    return { kind: "user", id: login }
-  }
-  // The id is printed in logs and on terminals: printable characters only, no spaces at the ends.
-  const match = /^(user|agent|runner|verifier|system):([^\s\p{Cc}\p{Cf}](?:[^\p{Cc}\p{Cf}]{0,198}[^\s\p{Cc}\p{Cf}])?)$/u.exec(raw)
-  if (match === null) {
-    return new Args.UsageError({
-      command,
-      field: "RATCHET_ACTOR",
-      reason: `${JSON.stringify(raw.slice(0, 80))} is not kind:id (an id of 1 to 200 printable characters).`,
-      fix: `Set it to one of ${actorKinds.map((k) => `${k}:<id>`).join(", ")}, or unset it.`
-    })
-  }
-  return { kind: match[1] as (typeof actorKinds)[number], id: match[2] as string }
-}
+const actorOf = (command: string): Commands.Env["actor"] | Args.UsageError =>
+  Either.match(Invoker.parse(process.env["RATCHET_ACTOR"]), {
+    onLeft: ({ fix, reason }) => new Args.UsageError({ command, field: "RATCHET_ACTOR", reason, fix }),
+    onRight: (actor) => actor
+  })
 
 /** The error as a JSON value: its tag, message and fields. */
 const errorJson = (error: unknown): Record<string, unknown> => {

@@ -11,10 +11,10 @@
  *
  * @since 0.1.0
  */
-import * as os from "node:os"
 import { parseArgs } from "node:util"
 import * as CheckoutLock from "@ratchet/controller/CheckoutLock"
 import * as ControllerError from "@ratchet/controller/ControllerError"
+import * as Invoker from "@ratchet/controller/Invoker"
 import * as Runner from "@ratchet/controller/Runner"
 import * as RunRequest from "@ratchet/controller/RunRequest"
 import * as Workspace from "@ratchet/controller/Workspace"
@@ -22,6 +22,7 @@ import type * as Event from "@ratchet/kernel/Event"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Progress from "./Progress.js"
@@ -40,18 +41,8 @@ const faultPoint = (): { readonly point: Runner.FaultPoint | null } | { readonly
     : { invalid: `RATCHET_FAULT=${JSON.stringify(raw.slice(0, 60))} is not a fault point; use one of ${Runner.faultPoints.join(", ")}, or unset it.` }
 }
 
-const runnerActor = (): Event.Actor => ({ kind: "runner", id: `runner@${os.hostname().slice(0, 100) || "host"}:${process.pid}` })
-
 /** Who asks for a pause with Ctrl-C: the person at this terminal. */
-const interrupter = (): Event.Actor => {
-  let login = "unknown"
-  try {
-    login = os.userInfo().username || "unknown"
-  } catch {
-    login = `uid-${process.getuid?.() ?? "unknown"}`
-  }
-  return { kind: "user", id: login }
-}
+const interrupter = (): Event.Actor => ({ kind: "user", id: Invoker.login() })
 
 const errorJson = (error: unknown): Record<string, unknown> => {
   if (typeof error === "object" && error !== null) {
@@ -118,7 +109,13 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   const fault = faultSetting.point
   const home = Wiring.home()
   const sink = json ? Progress.ndjson(process.stdout) : Progress.human(process.stderr, process.stderr.isTTY === true && process.env["NO_COLOR"] === undefined)
-  const actor = runnerActor()
+  // The runner acts for whoever started it (RATCHET_ACTOR or the login name): that identity is a
+  // worker of the run, so it cannot verify it (ADR 0012).
+  const invoker = Invoker.parse(process.env["RATCHET_ACTOR"])
+  if (Either.isLeft(invoker)) {
+    return failWith(2, { _tag: "UsageError", message: `RATCHET_ACTOR: ${invoker.left.reason} ${invoker.left.fix}` })
+  }
+  const actor = Invoker.runnerFor(invoker.right)
 
   // Ctrl-C asks for a pause at the next step boundary; a second one stops at once (recovery then
   // deals with what was left open, after the lease's grace).

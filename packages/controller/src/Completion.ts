@@ -20,6 +20,7 @@
  */
 import * as os from "node:os"
 import type * as Event from "@ratchet/kernel/Event"
+import * as Gate from "@ratchet/kernel/Gate"
 import * as Task from "@ratchet/kernel/Task"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as Owner from "@ratchet/lease/Owner"
@@ -37,6 +38,7 @@ import * as Projection from "./Projection.js"
 import * as RunReport from "./RunReport.js"
 import * as TaskBranch from "./TaskBranch.js"
 import * as VerificationReport from "./VerificationReport.js"
+import * as WorkTree from "./WorkTree.js"
 
 /**
  * Where a test may stop the completion (the CLI kills itself with SIGKILL there when
@@ -70,6 +72,47 @@ export interface Result {
 }
 
 const retries = 5
+
+/**
+ * The completion HOLD for evidence taken on another tree: the work tree changed since the command
+ * verdicts were taken (HEAD, or the uncommitted changes), so they are not about what is here.
+ */
+const staleEvidence = (task: Task.Task, episode: Episode.Episode) =>
+  Effect.gen(function*() {
+    const project = yield* Project
+    if (task.spec === null) return null
+    const counted = Verification.counted(episode.verdicts, task.spec.digest, episode.view.workers)
+    const evidence = yield* VerificationReport.loadAll([...counted.values()].flatMap((verdict) => verdict.evidenceRefs))
+    const observed = yield* WorkTree.observe(project.root)
+    const tree = { head: observed.head, dirtyDigest: WorkTree.dirtyDigest(observed) }
+    const stale = [...counted.values()].filter((verdict) =>
+      verdict.evidenceRefs.some((ref) => {
+        const record = evidence.get(ref)
+        return record?._tag === "command" && (record.tree.head !== tree.head || record.tree.dirtyDigest !== tree.dirtyDigest)
+      })
+    ).map((verdict) => verdict.acId)
+    if (stale.length === 0) return null
+    const id = task.taskId
+    return {
+      gate: (at: number, version: number): Gate.Gate => ({
+        kind: "completion",
+        decision: "HOLD",
+        from: task.state,
+        to: "COMPLETED",
+        reasons: [{
+          code: "stale_evidence",
+          message: `The work tree changed since ${stale.join(", ")} ${stale.length === 1 ? "was" : "were"} verified (HEAD ${tree.head?.slice(0, 12) ?? "none"}${
+            tree.dirtyDigest === "clean" ? ", clean" : ", with uncommitted changes"
+          }); the evidence is about a tree that is no longer here.`
+        }],
+        requiredActions: [{ description: "Verify again on the tree as it is now, or restore the verified tree", command: `ratchet verify ${id} --ac ${stale.join(",")}` }],
+        evidenceRefs: [],
+        evaluatedAt: at,
+        policyVersion: Gate.policyVersion,
+        boundTo: { taskVersion: version, specDigest: task.spec?.digest ?? null, planDigest: task.plan?.digest ?? null }
+      })
+    }
+  })
 
 /**
  * Completes `taskId` (see the module comment).
@@ -168,19 +211,28 @@ export const complete = (options: {
       // 1. The gate.
       const decided = Task.decide({ _tag: "Complete", actor: invocation.actor, at, verdicts: episode.verdicts, workers: episode.view.workers }, task)
       if (Either.isLeft(decided)) return yield* decided.left
-      // The lease: this write takes it and gives it back in the same transaction.
+      // Current evidence: every command the verdicts rest on ran against the tree that is here now.
+      const stale = yield* staleEvidence(task, episode)
+      if (stale !== null) return yield* new Task.Held({ command: "Complete", gate: stale.gate(at, summary.version) })
+      // The lease: this write takes it and gives it back in the same transaction, unless the caller
+      // holds it (and presents its epoch): then the transaction releases that one.
       const lease = yield* models.lease(projectId, taskId)
-      if (lease !== null && lease.held) {
+      const presented = invocation.leaseEpoch ?? null
+      if (lease !== null && lease.held && presented !== lease.epoch) {
         return yield* new ControllerError.LeaseConflict({
           taskId,
-          presented: null,
+          presented,
           epoch: lease.epoch,
           held: true,
           holder: describeOwner(lease.owner),
           deadline: lease.heartbeatAt + lease.graceMs
         })
       }
-      const epoch = (lease?.epoch ?? 0) + 1
+      if (presented !== null && (lease === null || !lease.held || presented !== lease.epoch)) {
+        return yield* new ControllerError.LeaseConflict({ taskId, presented, epoch: lease?.epoch ?? null, held: false, holder: null, deadline: null })
+      }
+      const holding = presented !== null
+      const epoch = holding ? presented : (lease?.epoch ?? 0) + 1
       // 2. The final projections.
       yield* projectAll(task, branch)
       yield* fault("after-projection")
@@ -195,7 +247,7 @@ export const complete = (options: {
         // One operation per decision: a replay of this very request writes nothing a second time.
         operationId: `op-done-${taskId}-${task.run.runId}-v${summary.version}`,
         events: [
-          {
+          ...(holding ? [] : [{
             _tag: "LeaseAcquired",
             version: 1,
             actor: invocation.actor,
@@ -204,7 +256,7 @@ export const complete = (options: {
             owner,
             heartbeatMs: leases.settings.heartbeatMs,
             graceMs: leases.settings.graceMs
-          },
+          } satisfies Event.Event]),
           ...decided.right,
           { _tag: "CheckpointRecorded", version: 1, actor: invocation.actor, at, kind: "terminal", runId: task.run.runId },
           { _tag: "LeaseReleased", version: 1, actor: invocation.actor, at, epoch }

@@ -28,7 +28,7 @@ export interface Episode {
   /** Every verdict recorded against this episode, oldest first. */
   readonly verdicts: ReadonlyArray<Event.AcVerdict>
   /** The passes recorded against it, oldest first. */
-  readonly passes: ReadonlyArray<{ readonly lsn: number; readonly outcome: "APPROVED" | "REVISE" | "BLOCKED"; readonly verdicts: ReadonlyArray<Event.AcVerdict> }>
+  readonly passes: ReadonlyArray<{ readonly lsn: number; readonly outcome: "APPROVED" | "REVISE" | "BLOCKED" | "HELD"; readonly verdicts: ReadonlyArray<Event.AcVerdict> }>
 }
 
 /**

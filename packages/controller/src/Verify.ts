@@ -28,7 +28,7 @@ import type * as Verifier from "@ratchet/verifier/Verifier"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { Project } from "./Controller.js"
+import { describeOwner, Project } from "./Controller.js"
 import type * as Controller from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Episode from "./Episode.js"
@@ -69,6 +69,8 @@ export interface Result {
   readonly notRecorded: string | null
   /** The task's state after the pass. */
   readonly state: Task.State
+  /** The workers of the episode: none of them can be the verifier of record. */
+  readonly workers: ReadonlyArray<Event.Actor>
   readonly warnings: ReadonlyArray<string>
 }
 
@@ -174,6 +176,18 @@ export const verify = (options: Options) =>
         action: Task.nextStep(task)
       })
     }
+    // A writer holding the lease would refuse the record: say so before the checks run, not after.
+    const lease = yield* ReadModel.ReadModels.pipe(Effect.flatMap((models) => models.lease(projectId, taskId)))
+    if (lease !== null && lease.held && invocation.leaseEpoch !== lease.epoch) {
+      return yield* new ControllerError.LeaseConflict({
+        taskId,
+        presented: invocation.leaseEpoch ?? null,
+        epoch: lease.epoch,
+        held: true,
+        holder: describeOwner(lease.owner),
+        deadline: lease.heartbeatAt + lease.graceMs
+      })
+    }
     const spec = task.spec!
     const criteria = options.acs.length === 0
       ? spec.spec.acceptanceCriteria
@@ -193,8 +207,10 @@ export const verify = (options: Options) =>
     const last = episode.view.refs[episode.view.refs.length - 1]
     if (last !== undefined && (last.head !== tree.head || last.dirtyDigest !== tree.dirtyDigest)) {
       warnings.push(
-        `The work tree is not the one the run's last step left (HEAD ${last.head?.slice(0, 12) ?? "none"} → ${tree.head?.slice(0, 12) ?? "none"}${
-          last.dirtyDigest === tree.dirtyDigest ? "" : ", uncommitted changes differ"
+        `The work tree is not the one the run's last step left (${
+          last.head !== tree.head ? `HEAD ${last.head?.slice(0, 12) ?? "none"} → ${tree.head?.slice(0, 12) ?? "none"}` : ""
+        }${last.head !== tree.head && last.dirtyDigest !== tree.dirtyDigest ? "; " : ""}${
+          last.dirtyDigest !== tree.dirtyDigest ? "its uncommitted changes differ" : ""
         }); the evidence names the tree it ran against.`
       )
     }
@@ -213,6 +229,18 @@ export const verify = (options: Options) =>
       },
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress })
     })
+    // A check that writes into the checkout changes the tree its own evidence names, and
+    // `ratchet done` compares the two: say so now, naming what changed.
+    const afterChecks = yield* WorkTree.observe(project.root)
+    if (afterChecks.head !== observed.head || WorkTree.dirtyDigest(afterChecks) !== tree.dirtyDigest) {
+      const changed = [...new Set([...afterChecks.dirty.keys(), ...observed.dirty.keys()])]
+        .filter((path) => afterChecks.dirty.get(path) !== observed.dirty.get(path))
+      warnings.push(
+        `The checks changed the work tree (${changed.slice(0, 10).join(", ")}${changed.length > 10 ? ", …" : ""}${
+          afterChecks.head !== observed.head ? `${changed.length > 0 ? "; " : ""}HEAD moved` : ""
+        }); ratchet done holds until the tree is the one the checks ran against. Keep what checks write out of git's view (.gitignore).`
+      )
+    }
     if (options.beforeRecord !== undefined) yield* options.beforeRecord
     const verdicts = results.map((result) => result.verdict)
 
@@ -245,6 +273,7 @@ export const verify = (options: Options) =>
         recordedLsn: null,
         notRecorded: reason,
         state: now.state,
+        workers: episode.view.workers,
         warnings
       })
       if (fresh.branch !== branch) {
@@ -327,6 +356,7 @@ export const verify = (options: Options) =>
         recordedLsn: appended,
         notRecorded: null,
         state: after.summary.task.state,
+        workers: episode.view.workers,
         warnings
       } satisfies Result
     }

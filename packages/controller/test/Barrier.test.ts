@@ -211,7 +211,11 @@ const toVerifying = (project: Workspace.Located) =>
       { ...meta(), _tag: "AttemptScheduled", ...step, attempt: 2 },
       { ...meta(), _tag: "AttemptTransitioned", ...step, attempt: 2, from: "Pending", to: "Running" },
       { ...meta(), _tag: "IntentRecorded", intentId: "i-2", ...step, attempt: 2, description: "true" },
-      { ...meta(), _tag: "IntentDispatched", intentId: "i-2" }
+      { ...meta(), _tag: "IntentDispatched", intentId: "i-2" },
+      // A second effect of the same attempt (a host tool call, say) whose session ended before its
+      // outcome was recorded: it stays Dispatched, for recovery to resolve.
+      { ...meta(), _tag: "IntentRecorded", intentId: "i-3", ...step, attempt: 2, description: "notify the channel" },
+      { ...meta(), _tag: "IntentDispatched", intentId: "i-3" }
     ])
     yield* append((task) => [
       {
@@ -305,6 +309,7 @@ const barrierTests = (makeStore: () => Store) => {
       expect(ctx.episode.attempts.map((a) => `${a.stepId}#${a.attempt}:${a.state}`)).toEqual(["freeze#1:Failed", "freeze#2:Succeeded"])
       expect(ctx.episode.usage).toMatchObject({ attempts: 2, failedAttempts: 1 })
       expect(ctx.episode.attempts[0]?.intents).toEqual([{ intentId: "i-1", description: "true", state: "Dispatched", outcome: null, settledBy: null }])
+      expect(ctx.attempt).toBe(2)
       expect(ctx.episode.attempts[0]?.fingerprint).toBe("exit:none")
       expect(ctx.episode).toEqual(held.atEntry)
       expect(refolded).toEqual(ctx.episode)
@@ -343,34 +348,59 @@ const barrierTests = (makeStore: () => Store) => {
       expect(heldBranch.map((event) => event._tag)).not.toContain("VerificationRecorded")
     }))
 
-  it.effect("recovery resolving the dispatched intent of an attempt the verifier reads: the held view is unchanged, a fresh view shows the outcome", () =>
+  /** What a late recovery appends: the outcome of attempt 2's second effect (i-3). */
+  const recover = (ids: { readonly taskId: string; readonly runId: string }) =>
     Effect.gen(function*() {
-      const { ctx, held, result, refolded, fresh, heldBranch } = yield* scenario(makeStore, (ids) =>
-        Effect.gen(function*() {
-          const store = yield* EventStore.EventStore
-          const head = yield* store.head(ids.taskId)
-          // What a late probe's recovery appends: the outcome of attempt 1's effect.
-          return yield* store.append({
-            projectId: "prj-barrier",
-            streamId: ids.taskId,
-            expectedVersion: head!.version,
-            epoch: null,
-            operationId: `op-${crypto.randomUUID()}`,
-            events: [
-              { _tag: "IntentResolved", version: 1, actor: runner, at: Date.now(), intentId: "i-1", outcome: "Failed", resultRefs: [] },
-              { _tag: "AttemptNoted", version: 1, actor: runner, at: Date.now(), runId: ids.runId, stepId: "freeze", attempt: 1, note: "recovered: the probe exited 1" }
-            ]
-          })
-        }))
+      const store = yield* EventStore.EventStore
+      const head = yield* store.head(ids.taskId)
+      return yield* store.append({
+        projectId: "prj-barrier",
+        streamId: ids.taskId,
+        expectedVersion: head!.version,
+        epoch: null,
+        operationId: `op-${crypto.randomUUID()}`,
+        events: [
+          { _tag: "IntentResolved", version: 1, actor: runner, at: Date.now(), intentId: "i-3", outcome: "Failed", resultRefs: [] },
+          { _tag: "AttemptNoted", version: 1, actor: runner, at: Date.now(), runId: ids.runId, stepId: "freeze", attempt: 2, note: "recovered: the notification was not sent" }
+        ]
+      })
+    })
+
+  it.effect("recovery resolving a dispatched intent of the very attempt the verifier reads: the held view is unchanged, a fresh view shows the outcome", () =>
+    Effect.gen(function*() {
+      const { ctx, held, result, refolded, fresh, heldBranch } = yield* scenario(makeStore, recover)
+      expect(ctx.attempt).toBe(2)
       expect(ctx.episode).toEqual(held.atEntry)
-      expect(ctx.episode.attempts[0]?.intents[0]).toMatchObject({ intentId: "i-1", state: "Dispatched", outcome: null })
+      const read = (view: EpisodeView.EpisodeView) => view.attempts.find((a) => a.attempt === ctx.attempt)
+      expect(read(ctx.episode)?.intents.map((i) => [i.intentId, i.state, i.outcome])).toEqual([["i-2", "Resolved", "Succeeded"], ["i-3", "Dispatched", null]])
       expect(refolded).toEqual(ctx.episode)
-      expect(fresh.attempts[0]?.intents[0]).toMatchObject({ intentId: "i-1", state: "Resolved", outcome: "Failed" })
-      expect(fresh.attempts[0]?.notes).toEqual(["recovered: outcome unknown; a probe will resolve it", "recovered: the probe exited 1"])
+      expect(read(fresh)?.intents.map((i) => [i.intentId, i.state, i.outcome])).toEqual([["i-2", "Resolved", "Succeeded"], ["i-3", "Resolved", "Failed"]])
+      expect(read(fresh)?.notes).toEqual(["recovered: the notification was not sent"])
       // The task stayed in the episode: the pass is recorded, about the snapshot it judged.
       expect(result.notRecorded).toBeNull()
       const recorded = heldBranch.find((event) => event._tag === "VerificationRecorded")
       expect(recorded).toMatchObject({ _tag: "VerificationRecorded", snapshotLsn: ctx.snapshotLsn, outcome: "APPROVED" })
+    }))
+
+  it.effect("the view is the log at the snapshot LSN, not at the moment verification starts: a recovery in between is not in it", () =>
+    Effect.gen(function*() {
+      const entered = yield* Deferred.make<Verifier.VerifierCtx>()
+      const release = yield* Deferred.make<void>()
+      const { verifier } = parked(entered, release)
+      const project = checkout()
+      yield* Effect.gen(function*() {
+        const ids = yield* toVerifying(project)
+        // Recovery lands after VERIFYING was entered and before anyone verifies.
+        yield* recover(ids)
+        const verifying = yield* Effect.fork(Verify.verify({ taskId: ids.taskId, acs: [], invocation: { actor: verifierOfRecord } }))
+        const ctx = yield* Deferred.await(entered)
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(verifying)
+        expect(ctx.snapshotLsn).toBe(ids.snapshotLsn)
+        const attempt2 = ctx.episode.attempts.find((a) => a.attempt === 2)
+        expect(attempt2?.intents.find((i) => i.intentId === "i-3")).toMatchObject({ state: "Dispatched", outcome: null })
+        expect(attempt2?.notes).toEqual([])
+      }).pipe(Effect.provide(world(makeStore(), verifier, project)))
     }))
 }
 

@@ -487,8 +487,10 @@ export const IntentSettled = event("IntentSettled", {
 /**
  * One pass of verification over the run's frozen episode (`snapshotLsn`): a verdict per acceptance
  * criterion it judged, and the outcome. `APPROVED` means the completion gate was CLEAR for the spec
- * digest the verdicts name (the READY_TO_COMPLETE gate); `REVISE` that a criterion FAILED;
- * `BLOCKED` that evidence is missing (INDETERMINATE or NOT_RUN) or the verifier is not independent.
+ * digest the verdicts name (the READY_TO_COMPLETE gate); `REVISE` that a required criterion FAILED;
+ * `BLOCKED` that a check could not conclude (INDETERMINATE or NOT_RUN) or a PASS has no evidence;
+ * `HELD` that some required criterion has no independent verdict yet (not verified, or verified
+ * only by a worker), which more verification can supply without blocking the task.
  *
  * @since 0.1.0
  * @category schemas
@@ -496,7 +498,7 @@ export const IntentSettled = event("IntentSettled", {
 export const VerificationRecorded = event("VerificationRecorded", {
   runId: NonEmpty,
   snapshotLsn: Schema.Int,
-  outcome: Schema.Literal("APPROVED", "REVISE", "BLOCKED"),
+  outcome: Schema.Literal("APPROVED", "REVISE", "BLOCKED", "HELD"),
   verdicts: Schema.Array(AcVerdict)
 })
 

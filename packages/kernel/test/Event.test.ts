@@ -157,7 +157,7 @@ describe("round trips", () => {
     roundTrips({ ...SAMPLE_EVENTS.TaskCompleted, verdicts: [pass("AC-001", fakeDigest("e"), { verdict })] })
   })
 
-  it.each(["APPROVED", "REVISE", "BLOCKED"] as const)("a verification pass concluding %s round-trips", (outcome) => {
+  it.each(["APPROVED", "REVISE", "BLOCKED", "HELD"] as const)("a verification pass concluding %s round-trips", (outcome) => {
     roundTrips({ ...SAMPLE_EVENTS.VerificationRecorded, outcome })
   })
 

@@ -370,7 +370,7 @@ export const intentSettled = (
 export const verificationRecorded = (
   runId: string,
   snapshotLsn: number,
-  outcome: "APPROVED" | "REVISE" | "BLOCKED",
+  outcome: "APPROVED" | "REVISE" | "BLOCKED" | "HELD",
   verdicts: ReadonlyArray<Event.AcVerdict>,
   meta: Meta = {}
 ): Of<"VerificationRecorded"> => build("VerificationRecorded", actors.verifier, meta, { runId, snapshotLsn, outcome, verdicts })

@@ -2,8 +2,8 @@
  * The artifact-hash verifier: for a criterion whose `verify.artifacts` names files, hashes each
  * file after the command ran (SHA-256) and records path, hash and size as evidence. A missing file
  * or a hash other than the declared `sha256` is a FAIL (the command ran and did not produce what
- * the contract says); a file that cannot be read, or resolves outside the workspace, is
- * INDETERMINATE; when the command did not run, nothing is hashed (NOT_RUN), so an artifact left
+ * the contract says); a file that cannot be read, resolves outside the workspace, or (with no
+ * declared hash) is older than this run of the command, is INDETERMINATE; when the command did not run, nothing is hashed (NOT_RUN), so an artifact left
  * by an earlier run never counts.
  *
  * @since 0.1.0
@@ -26,6 +26,7 @@ export const verifier: Verifier.Verifier = {
   verify: (criterion, ctx, earlier) =>
     Effect.sync(() => {
       const command = earlier.find((judgement) => judgement.verifier === "command")
+      const commandRun = command?.evidence.find((evidence) => evidence._tag === "command")
       if (command === undefined || command.verdict === "NOT_RUN" || command.verdict === "INDETERMINATE") {
         return {
           verifier: "artifact",
@@ -42,6 +43,10 @@ export const verifier: Verifier.Verifier = {
         }
         const hashed = Files.hashFile(found.file)
         if ("problem" in hashed) return { path: artifact.path, sha256: null, expected, size: null, problem: hashed.problem }
+        // Without a declared hash, only a file this run of the command wrote proves anything.
+        if (expected === null && commandRun !== undefined && Files.modifiedBefore(found.file, commandRun.startedAt)) {
+          return { path: artifact.path, sha256: hashed.sha256, expected, size: hashed.size, problem: "it was not written by this run of the command (it is older)" }
+        }
         return {
           path: artifact.path,
           sha256: hashed.sha256,
@@ -59,7 +64,9 @@ export const verifier: Verifier.Verifier = {
         at: Date.now(),
         artifacts
       }
-      const missing = artifacts.filter((artifact) => artifact.problem === "it does not exist" || (artifact.sha256 !== null && artifact.problem !== null))
+      const missing = artifacts.filter((artifact) =>
+        artifact.problem === "it does not exist" || (artifact.sha256 !== null && artifact.expected !== null && artifact.problem !== null)
+      )
       const unreadable = artifacts.filter((artifact) => artifact.problem !== null && !missing.includes(artifact))
       const list = (items: typeof artifacts) => items.map((artifact) => `${artifact.path}: ${artifact.problem}`).join("; ")
       if (missing.length > 0) {

@@ -23,6 +23,9 @@ export const defaultTimeoutSeconds = 600
 /** Output kept per stream; beyond it the blob holds the first part and says it was cut. */
 const maxOutputBytes = 16 * 1024 * 1024
 
+/** How long output may still arrive after the shell exited, before its pipes are closed. */
+const drainMs = 500
+
 /** How long a command gets between SIGTERM and SIGKILL when its time is up. */
 const killGraceMs = 2_000
 
@@ -94,7 +97,11 @@ export const run = (command: string, options: { readonly cwd: string; readonly t
       }
     }
     let hardKill: NodeJS.Timeout | undefined
+    let drain: NodeJS.Timeout | undefined
+    let exited = false
     const timer = setTimeout(() => {
+      // A shell that already exited did not time out, whatever still holds its pipes.
+      if (exited) return
       timedOut = true
       killGroup("SIGTERM")
       hardKill = setTimeout(() => killGroup("SIGKILL"), killGraceMs)
@@ -104,6 +111,7 @@ export const run = (command: string, options: { readonly cwd: string; readonly t
       settled = true
       clearTimeout(timer)
       if (hardKill !== undefined) clearTimeout(hardKill)
+      if (drain !== undefined) clearTimeout(drain)
       resume(Effect.succeed({
         ...ran,
         startedAt,
@@ -117,8 +125,18 @@ export const run = (command: string, options: { readonly cwd: string; readonly t
     child.stderr.on("data", err.push)
     child.on("error", (error) => finish({ exitCode: null, signal: null, notStarted: error.message }))
     // When the shell exits, whatever it left behind in its group goes with it: a background child
-    // still holding the output pipes would otherwise keep the check waiting until its timeout.
-    child.on("exit", () => killGroup("SIGKILL"))
+    // still holding the output pipes would otherwise keep the check waiting until its timeout. One
+    // that left the group (setsid) cannot be killed from here: after a short drain the pipes are
+    // closed on our side and the check ends with the shell's exit.
+    child.on("exit", (code, signal) => {
+      exited = true
+      killGroup("SIGKILL")
+      drain = setTimeout(() => {
+        child.stdout.destroy()
+        child.stderr.destroy()
+        finish({ exitCode: code, signal, notStarted: null })
+      }, drainMs)
+    })
     child.on("close", (code, signal) => {
       killGroup("SIGKILL")
       finish({ exitCode: code, signal, notStarted: null })

@@ -59,8 +59,9 @@ export const verifier: Verifier.Verifier = {
       let bytes: Buffer
       try {
         const stat = fs.statSync(found.file)
-        // A report from before this run of the command is an earlier run's: it proves nothing now.
-        if (stat.mtimeMs + 5 < commandRun.startedAt) {
+        // A report from before this run of the command is an earlier run's: it proves nothing now
+        // (whole-second filesystems: a report written in the command's first second counts).
+        if (Files.modifiedBefore(found.file, commandRun.startedAt)) {
           return unusable("was not written by this run of the command (it is older); make the command write it", "INDETERMINATE")
         }
         if (stat.size > maxReportBytes) return unusable(`is ${stat.size} bytes, over the ${maxReportBytes}-byte limit`, "INDETERMINATE")
@@ -85,7 +86,7 @@ export const verifier: Verifier.Verifier = {
       const reason = verdict === "PASS"
         ? `${passed} test case${passed === 1 ? "" : "s"} passed${skipped > 0 ? `, ${skipped} skipped` : ""}.`
         : verdict === "FAIL"
-        ? `${failed + errored} test case${failed + errored === 1 ? "" : "s"} failed: ${failing.map((c) => `${c.suite} › ${c.name}`).join(", ")}${failed + errored > 3 ? ", …" : ""}.`
+        ? `${failed + errored} test case${failed + errored === 1 ? "" : "s"} failed: ${failing.map((c) => (c.suite === "" ? c.name : `${c.suite} › ${c.name}`)).join(", ")}${failed + errored > 3 ? ", …" : ""}.`
         : `the report has no test case that ran; make the command run the tests it reports.`
       return { verifier: "junit", verdict, reason, evidence: [evidence] }
     })

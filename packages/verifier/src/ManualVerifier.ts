@@ -2,7 +2,8 @@
  * The manual verifier: for a criterion checked by a person (`manual: { procedure, observer }`),
  * asks the {@link Verifier.Observer} — on the CLI, the person at the terminal, who types the
  * result — and records who observed what. Without anyone to ask (no terminal) the criterion is
- * NOT_RUN, never assumed. A manual record is the weakest evidence Ratchet accepts; the observer's
+ * NOT_RUN, never assumed; an observation by anything but a person (`user:…`) is NOT_RUN too. A
+ * manual record is the weakest evidence Ratchet accepts; the observer's
  * identity is the verifier of record, so a worker observing their own work is self-verification.
  *
  * @since 0.1.0
@@ -35,6 +36,14 @@ export const verifier: Verifier.Verifier = {
           verifier: "manual",
           verdict: "NOT_RUN" as const,
           reason: `${criterion.id} is checked by a person (${manual.observer}); run ratchet verify ${ctx.episode.taskId} --ac ${criterion.id} on an interactive terminal to record what they observe.`,
+          evidence: []
+        }
+      }
+      if (observed.actor.kind !== "user") {
+        return {
+          verifier: "manual",
+          verdict: "NOT_RUN" as const,
+          reason: `${criterion.id} is a person's observation, and ${observed.actor.kind}:${observed.actor.id} is not a person; run ratchet verify ${ctx.episode.taskId} --ac ${criterion.id} yourself, on an interactive terminal.`,
           evidence: []
         }
       }

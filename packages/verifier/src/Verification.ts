@@ -3,8 +3,9 @@
  * order, each criterion's verdict combined from their judgements with the evidence stored as
  * blobs; then the conclusion over the episode's verdicts — APPROVED (the completion gate is
  * CLEAR: READY_TO_COMPLETE), REVISE (a required criterion FAILED: the steps behind it get successor
- * attempts and the task runs again),
- * or BLOCKED (evidence is missing, indeterminate, or not independent).
+ * attempts and the task runs again), BLOCKED (a check could not conclude: INDETERMINATE, NOT_RUN,
+ * a PASS without evidence), or HELD (some required criterion has no independent verdict yet; the
+ * task stays VERIFYING for more verification).
  *
  * Which verdicts count: only those taken in this episode (the same snapshot LSN) against the
  * current spec digest, newest per criterion, and never the worker's own (the kernel's completion
@@ -97,7 +98,7 @@ export const run = (input: {
  * @category models
  */
 export interface Conclusion {
-  readonly outcome: "APPROVED" | "REVISE" | "BLOCKED"
+  readonly outcome: "APPROVED" | "REVISE" | "BLOCKED" | "HELD"
   /** The completion gate over the counted verdicts (CLEAR = READY_TO_COMPLETE). */
   readonly gate: Gate.Gate
   /** The required criteria whose counted verdict is FAIL. */
@@ -174,17 +175,27 @@ export const conclude = (input: {
     }
   }
   if (Gate.isClear(gate)) return { outcome: "APPROVED", gate, failing: [], stepsToRevise: [], blocker: null }
-  const selfOnly = gate.reasons.every((reason) => reason.code === "self_verification")
-  return {
-    outcome: "BLOCKED",
-    gate,
-    failing: [],
-    stepsToRevise: [],
-    blocker: {
-      category: selfOnly ? "missing_authority" : "missing_evidence",
-      owner: "user",
-      requiredAction: `${gate.reasons.map((reason) => reason.message).join(" ")} Then: ratchet unblock ${id} --to VERIFYING --resolution "…" and ratchet verify ${id}.`,
-      lastEvidence: [...current.values()].flatMap((verdict) => verdict.evidenceRefs)
+  // A check that could not conclude, or a PASS with nothing behind it, blocks: something outside
+  // the verifier (the environment, the command, a person) must change first.
+  const inconclusive = required.filter((acId) => {
+    const verdict = current.get(acId)
+    return verdict !== undefined && (verdict.verdict === "INDETERMINATE" || verdict.verdict === "NOT_RUN" || verdict.evidenceRefs.length === 0)
+  })
+  if (inconclusive.length > 0) {
+    return {
+      outcome: "BLOCKED",
+      gate,
+      failing: [],
+      stepsToRevise: [],
+      blocker: {
+        category: "missing_evidence",
+        owner: "user",
+        requiredAction: `${gate.reasons.map((reason) => reason.message).join(" ")} Fix what kept the check from concluding (the command, the environment, the report), then: ratchet unblock ${id} --to VERIFYING --resolution "…" and ratchet verify ${id} --ac ${inconclusive.join(",")}.`,
+        lastEvidence: [...current.values()].flatMap((verdict) => verdict.evidenceRefs)
+      }
     }
   }
+  // Only verdicts are missing (not verified yet, or only by a worker): more verification supplies
+  // them, and the task stays VERIFYING.
+  return { outcome: "HELD", gate, failing: [], stepsToRevise: [], blocker: null }
 }

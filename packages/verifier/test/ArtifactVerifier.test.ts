@@ -55,6 +55,31 @@ describe("ArtifactVerifier", () => {
       expect(artifactsOf(judged)).toEqual([{ path: "out/hello.txt", sha256: HELLO_SHA, expected: null, size: 6, problem: null }])
     }))
 
+  it.effect("INDETERMINATE for a file without a declared hash that this run did not write (left by an earlier run)", () =>
+    Effect.gen(function*() {
+      const root = workspace()
+      fs.mkdirSync(path.join(root, "out"))
+      fs.writeFileSync(path.join(root, "out", "hello.txt"), "hello\n")
+      const past = new Date(Date.now() - 60_000)
+      fs.utimesSync(path.join(root, "out", "hello.txt"), past, past)
+      const { judged } = yield* verifyBoth(root, criterion("true", [{ path: "out/hello.txt" }]))
+      expect(judged.verdict).toBe("INDETERMINATE")
+      expect(artifactsOf(judged)).toEqual([
+        { path: "out/hello.txt", sha256: HELLO_SHA, expected: null, size: 6, problem: "it was not written by this run of the command (it is older)" }
+      ])
+    }))
+
+  it.effect("PASS for an older file whose declared hash matches: the hash, not the age, is the evidence", () =>
+    Effect.gen(function*() {
+      const root = workspace()
+      fs.mkdirSync(path.join(root, "out"))
+      fs.writeFileSync(path.join(root, "out", "hello.txt"), "hello\n")
+      const past = new Date(Date.now() - 60_000)
+      fs.utimesSync(path.join(root, "out", "hello.txt"), past, past)
+      const { judged } = yield* verifyBoth(root, criterion("true", [{ path: "out/hello.txt", sha256: HELLO_SHA }]))
+      expect(judged.verdict).toBe("PASS")
+    }))
+
   it.effect("PASS for files with the declared hashes", () =>
     Effect.gen(function*() {
       const { judged } = yield* verifyBoth(

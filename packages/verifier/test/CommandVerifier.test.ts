@@ -274,6 +274,18 @@ describe("CommandVerifier.run", () => {
       }
     }))
 
+  it.effect("a grandchild that left the group (setsid) and holds the pipes: the check ends with the shell, not at its timeout", () =>
+    Effect.gen(function*() {
+      const dir = workspace()
+      const result = yield* run("setsid sleep 300 & echo $! > child.pid; echo done", dir, 20_000)
+      const child = Number(fs.readFileSync(path.join(dir, "child.pid"), "utf8").trim())
+      try {
+        expect([result.exitCode, result.timedOut, new TextDecoder().decode(result.stdout)]).toEqual([0, false, "done\n"])
+      } finally {
+        reap(child)
+      }
+    }))
+
   it.effect("kills the group when the effect is interrupted", () =>
     Effect.gen(function*() {
       const dir = workspace()

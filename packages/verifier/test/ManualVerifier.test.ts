@@ -83,4 +83,15 @@ describe("ManualVerifier", () => {
       expect(judgement.reason).toBe("bob observed it does not hold.")
       expect(judgement.evidence[0]).toMatchObject({ verifier: { kind: "user", id: "bob" }, result: "fail", note: "" })
     }))
+
+  it.effect("NOT_RUN when the observation comes from anything but a person", () =>
+    Effect.gen(function*() {
+      const judgement = yield* Effect.provide(verify(), observer({ result: "pass", note: "looks fine", actor: { kind: "agent", id: "claude" } }))
+      expect(judgement).toEqual({
+        verifier: "manual",
+        verdict: "NOT_RUN",
+        reason: "AC-003 is a person's observation, and agent:claude is not a person; run ratchet verify t-1 --ac AC-003 yourself, on an interactive terminal.",
+        evidence: []
+      })
+    }))
 })

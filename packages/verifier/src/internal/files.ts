@@ -56,3 +56,17 @@ export const hashFile = (file: string): { readonly sha256: string; readonly size
     fs.closeSync(fd)
   }
 }
+
+/**
+ * Whether `file` was last modified before `since` (epoch ms). Filesystems that keep whole seconds
+ * round a fresh write down, so a write in the same second as `since` counts as after it.
+ *
+ * @since 0.1.0
+ */
+export const modifiedBefore = (file: string, since: number): boolean => {
+  try {
+    return fs.statSync(file).mtimeMs < Math.floor(since / 1000) * 1000
+  } catch {
+    return false
+  }
+}

@@ -27,6 +27,12 @@ export interface Episode {
   readonly view: EpisodeView.EpisodeView
   /** Every verdict recorded against this episode, oldest first. */
   readonly verdicts: ReadonlyArray<Event.AcVerdict>
+  /**
+   * The trees (HEAD and dirty digest at their last step boundary) of this run's earlier episodes
+   * whose verification concluded REVISE: a revision that leaves the tree as one of them made no
+   * progress.
+   */
+  readonly revisedTrees: ReadonlyArray<{ readonly snapshotLsn: number; readonly head: string | null; readonly dirtyDigest: string }>
   /** The passes recorded against it, oldest first. */
   readonly passes: ReadonlyArray<{ readonly lsn: number; readonly outcome: "APPROVED" | "REVISE" | "BLOCKED" | "HELD"; readonly verdicts: ReadonlyArray<Event.AcVerdict> }>
 }
@@ -57,10 +63,18 @@ export const current = (task: Task.Task, branch: string) =>
     const built = EpisodeView.build({ taskId: task.taskId, branch, snapshotLsn, events })
     if (Either.isLeft(built)) return yield* Effect.die(built.left)
     const passes: Array<Episode["passes"][number]> = []
+    const boundaries: Array<{ readonly lsn: number; readonly head: string | null; readonly dirtyDigest: string }> = []
+    const revisedTrees: Array<Episode["revisedTrees"][number]> = []
     for (const stored of events) {
       const event = stored.event
-      if (event._tag === "VerificationRecorded" && event.runId === run.runId && event.snapshotLsn === snapshotLsn) {
-        passes.push({ lsn: stored.lsn, outcome: event.outcome, verdicts: event.verdicts })
+      if (event._tag === "BoundaryRecorded" && event.runId === run.runId) {
+        boundaries.push({ lsn: stored.lsn, head: event.head, dirtyDigest: event.dirtyDigest })
+      }
+      if (event._tag !== "VerificationRecorded" || event.runId !== run.runId) continue
+      if (event.snapshotLsn === snapshotLsn) passes.push({ lsn: stored.lsn, outcome: event.outcome, verdicts: event.verdicts })
+      else if (event.snapshotLsn < snapshotLsn && event.outcome === "REVISE") {
+        const at = boundaries.filter((boundary) => boundary.lsn <= event.snapshotLsn).at(-1)
+        if (at !== undefined) revisedTrees.push({ snapshotLsn: event.snapshotLsn, head: at.head, dirtyDigest: at.dirtyDigest })
       }
     }
     return {
@@ -69,6 +83,7 @@ export const current = (task: Task.Task, branch: string) =>
       snapshotLsn,
       view: built.right,
       verdicts: passes.flatMap((pass) => pass.verdicts),
+      revisedTrees,
       passes
     } satisfies Episode
   })

@@ -111,11 +111,26 @@ const decideAll = (task: Task.Task, commands: ReadonlyArray<Task.Command>): Eith
  * cannot cover them, the task stays BLOCKED (`retry_budget_spent`): the contract or the plan must
  * change, through a reopen.
  */
-const revise = (task: Task.Task, branch: string, steps: ReadonlyArray<string>, actor: Event.Actor, at: number) =>
+const revise = (task: Task.Task, branch: string, episode: Episode.Episode, steps: ReadonlyArray<string>, actor: Event.Actor, at: number) =>
   Effect.gen(function*() {
     const models = yield* ReadModel.ReadModels
     const runId = task.run!.runId
     const budget = Math.min(task.spec?.spec.execution?.retry?.maxSuccessors ?? Task.maxSuccessorsPerTask, Task.maxSuccessorsPerTask)
+    // The kernel's no-progress rule, for a revision: the tree the run left is one an earlier failed
+    // verification already judged, so running the same steps again would fail the same way.
+    const tree = episode.view.refs.at(-1)
+    const same = tree === undefined ? undefined : episode.revisedTrees.find((earlier) => earlier.head === tree.head && earlier.dirtyDigest === tree.dirtyDigest)
+    if (same !== undefined) {
+      return {
+        blocker: {
+          category: "no_progress",
+          owner: "user",
+          requiredAction: `A required criterion failed again on the very tree an earlier verification (episode at LSN ${same.snapshotLsn}) failed: the revision changed nothing. Change the plan or the contract: ratchet reopen ${task.taskId} --reason "…"`
+        } satisfies Event.Blocker,
+        unblock: [] as ReadonlyArray<Task.Command>,
+        successors: [] as ReadonlyArray<Event.Event>
+      }
+    }
     if (steps.length === 0 || task.successorsUsed + steps.length > budget) {
       return {
         blocker: {
@@ -302,7 +317,7 @@ export const verify = (options: Options) =>
       let recordedBlocker = conclusion.blocker
       if (conclusion.blocker !== null) {
         const revision = conclusion.outcome === "REVISE"
-          ? yield* revise(now, branch, conclusion.stepsToRevise, invocation.actor, at)
+          ? yield* revise(now, branch, again, conclusion.stepsToRevise, invocation.actor, at)
           : null
         const blocker = revision?.blocker ?? conclusion.blocker
         recordedBlocker = blocker

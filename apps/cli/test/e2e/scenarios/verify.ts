@@ -614,6 +614,30 @@ export const verifyScenarios = (engine: Engine): void => {
       await completes(world, taskId)
     })
 
+    it("a revision that leaves the tree as it was fails the same way: BLOCKED no_progress, for a reopen", async () => {
+      const world = await makeWorld(engine)
+      await addSumModule(world)
+      // The step changes nothing: its successor cannot change the outcome either.
+      const plan = planWith([{ id: "check-sum", acRefs: ["AC-001"], command: "node --version" }])
+      const taskId = await toPlanApproved(world, "No progress", specWith([sumTestAc], sumPaths), plan)
+      await runToVerifying(world, taskId)
+      const first = await world.run(["verify", taskId, "--json"], { env: independent })
+      expect(first.json).toMatchObject({ outcome: "REVISE", state: "RUNNING", stepsToRevise: ["check-sum"] })
+      await runToVerifying(world, taskId)
+      const second = await world.run(["verify", taskId, "--json"], { env: independent })
+      expect(second.code, second.stdout + second.stderr).toBe(3)
+      expect(second.json).toMatchObject({ outcome: "REVISE", state: "BLOCKED" })
+      expect(second.json.blocker.category).toBe("no_progress")
+      expect(second.json.blocker.requiredAction).toContain(`ratchet reopen ${taskId}`)
+      // the second episode's successors were not granted: one revision, then the block
+      const log = await events(world, taskId)
+      expect(log.filter((r) => r.type === "SuccessorGranted")).toHaveLength(1)
+      const toRunning = await world.run(["unblock", taskId, "--to", "RUNNING", "--resolution", "again", "--json"])
+      expect(toRunning.code).toBe(3)
+      expect(toRunning.json.error.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["retry_budget_spent"])
+      expect((await checkLog(world, taskId)).problems).toEqual([])
+    })
+
     it("a failing criterion with the retry budget spent BLOCKS for a reopen: done is refused, neither RUNNING nor VERIFYING may resume", async () => {
       const world = await makeWorld(engine)
       await addSumModule(world)

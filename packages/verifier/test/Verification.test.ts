@@ -413,54 +413,40 @@ describe("Verification.conclude", () => {
     expect(conclusion.stepsToRevise).toEqual(["build", "test"])
   })
 
-  const blockedEvidence: ReadonlyArray<readonly [string, ReadonlyArray<Event.AcVerdict>, ReadonlyArray<Gate.Reason>, ReadonlyArray<string>]> = [
+  const blockedEvidence: ReadonlyArray<readonly [string, ReadonlyArray<Event.AcVerdict>, ReadonlyArray<Gate.Reason>, ReadonlyArray<string>, string]> = [
     [
       "a required criterion INDETERMINATE",
       [verdict("AC-001", "PASS"), verdict("AC-002", "INDETERMINATE")],
       [{ code: "ac_not_passed", message: "AC-002 is INDETERMINATE, which never counts as PASS." }],
-      [ref(1), ref(2)]
+      [ref(1), ref(2)],
+      "AC-002"
     ],
     [
       "a required criterion NOT_RUN",
       [verdict("AC-001", "PASS"), verdict("AC-002", "NOT_RUN", { refs: [] })],
       [{ code: "ac_not_passed", message: "AC-002 was NOT_RUN: its check could not be executed." }],
-      [ref(1)]
-    ],
-    [
-      "a required criterion never judged",
-      [verdict("AC-001", "PASS")],
-      [{ code: "missing_evidence", message: "AC-002 has no verdict." }],
-      [ref(1)]
-    ],
-    [
-      "no verdict at all",
-      [],
-      [{ code: "missing_evidence", message: "AC-001 has no verdict." }, { code: "missing_evidence", message: "AC-002 has no verdict." }],
-      []
+      [ref(1)],
+      "AC-002"
     ],
     [
       "a PASS without evidence",
       [verdict("AC-001", "PASS"), verdict("AC-002", "PASS", { refs: [] })],
       [{ code: "missing_evidence", message: "AC-002 is marked PASS without any evidence reference; a claim alone is not evidence." }],
-      [ref(1)]
+      [ref(1)],
+      "AC-002"
     ],
     [
-      "verdicts against another spec digest only (a FAIL among them)",
-      [verdict("AC-001", "PASS"), verdict("AC-002", "FAIL", { digest: OTHER_SPEC_DIGEST }), verdict("AC-002", "PASS", { digest: OTHER_SPEC_DIGEST })],
-      [{ code: "stale_evidence", message: "AC-002 has evidence only for an earlier spec digest; it is not reused." }],
-      [ref(1)]
-    ],
-    [
-      "a self-verified criterion beside a missing one",
-      [verdict("AC-001", "PASS", { by: runner1 })],
+      "an inconclusive criterion beside one never judged",
+      [verdict("AC-001", "INDETERMINATE")],
       [
-        { code: "self_verification", message: "AC-001 was judged only by the worker that executed the steps." },
+        { code: "ac_not_passed", message: "AC-001 is INDETERMINATE, which never counts as PASS." },
         { code: "missing_evidence", message: "AC-002 has no verdict." }
       ],
-      []
+      [ref(1)],
+      "AC-001"
     ]
   ]
-  it.each(blockedEvidence)("BLOCKED missing_evidence for %s", (_label, verdicts, reasons, lastEvidence) => {
+  it.each(blockedEvidence)("BLOCKED missing_evidence for %s", (_label, verdicts, reasons, lastEvidence, inconclusive) => {
     const conclusion = conclude(verdicts)
     expect(conclusion.outcome).toBe("BLOCKED")
     expect(conclusion.failing).toEqual([])
@@ -471,24 +457,32 @@ describe("Verification.conclude", () => {
     expect(conclusion.blocker?.owner).toBe("user")
     expect(conclusion.blocker?.lastEvidence).toEqual(lastEvidence)
     for (const reason of reasons) expect(conclusion.blocker?.requiredAction).toContain(reason.message)
-    expect(conclusion.blocker?.requiredAction).toContain("ratchet verify t-1")
+    expect(conclusion.blocker?.requiredAction).toContain(`ratchet verify t-1 --ac ${inconclusive}`)
   })
 
-  const blockedAuthority: ReadonlyArray<readonly [string, ReadonlyArray<Event.AcVerdict>]> = [
-    ["a PASS only by the agent that did the manual step", [verdict("AC-001", "PASS"), verdict("AC-002", "PASS", { by: agent1 })]],
-    ["a PASS only by the runner that ran the attempts", [verdict("AC-001", "PASS", { by: runner1 }), verdict("AC-002", "PASS")]],
-    ["a worker's FAIL, which never makes a REVISE", [verdict("AC-001", "PASS"), verdict("AC-002", "FAIL", { by: agent1 })]],
-    ["every verdict by workers", [verdict("AC-001", "PASS", { by: runner1 }), verdict("AC-002", "PASS", { by: agent1 })]]
+  /** Short only of verdicts: nothing blocks; the task stays VERIFYING for more verification. */
+  const held: ReadonlyArray<readonly [string, ReadonlyArray<Event.AcVerdict>, ReadonlyArray<string>]> = [
+    ["a required criterion never judged", [verdict("AC-001", "PASS")], ["missing_evidence"]],
+    ["no verdict at all", [], ["missing_evidence", "missing_evidence"]],
+    [
+      "verdicts against another spec digest only (a FAIL among them)",
+      [verdict("AC-001", "PASS"), verdict("AC-002", "FAIL", { digest: OTHER_SPEC_DIGEST }), verdict("AC-002", "PASS", { digest: OTHER_SPEC_DIGEST })],
+      ["stale_evidence"]
+    ],
+    ["a self-verified criterion beside a missing one", [verdict("AC-001", "PASS", { by: runner1 })], ["self_verification", "missing_evidence"]],
+    ["a PASS only by the agent that did the manual step", [verdict("AC-001", "PASS"), verdict("AC-002", "PASS", { by: agent1 })], ["self_verification"]],
+    ["a PASS only by the runner that ran the attempts", [verdict("AC-001", "PASS", { by: runner1 }), verdict("AC-002", "PASS")], ["self_verification"]],
+    ["a worker's FAIL, which never makes a REVISE", [verdict("AC-001", "PASS"), verdict("AC-002", "FAIL", { by: agent1 })], ["self_verification"]],
+    ["every verdict by workers", [verdict("AC-001", "PASS", { by: runner1 }), verdict("AC-002", "PASS", { by: agent1 })], ["self_verification", "self_verification"]]
   ]
-  it.each(blockedAuthority)("BLOCKED missing_authority for %s (self-verification)", (_label, verdicts) => {
+  it.each(held)("HELD for %s: no blocker, the gate says what is missing", (_label, verdicts, codes) => {
     const conclusion = conclude(verdicts)
-    expect(conclusion.outcome).toBe("BLOCKED")
+    expect(conclusion.outcome).toBe("HELD")
+    expect(conclusion.blocker).toBeNull()
     expect(conclusion.failing).toEqual([])
-    expect(conclusion.gate.reasons.map((reason) => reason.code)).toEqual(
-      verdicts.filter((v) => v.verifier.id !== "verifier-1").map(() => "self_verification")
-    )
-    expect(conclusion.blocker?.category).toBe("missing_authority")
-    expect(conclusion.blocker?.owner).toBe("user")
+    expect(conclusion.stepsToRevise).toEqual([])
+    expect(conclusion.gate.decision).toBe("HOLD")
+    expect(conclusion.gate.reasons.map((reason) => reason.code)).toEqual(codes)
   })
 
   it("a worker's newer PASS does not hide an independent FAIL: REVISE", () => {

@@ -41,10 +41,24 @@ fs.mkdirSync(files)
 const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("RATCHET_") && !key.startsWith("GIT_")))
 Object.assign(env, { RATCHET_HOME: path.join(root, "home"), NO_COLOR: "1", SHELL: "/bin/sh" })
 
-const say = (text) => console.log(text)
-const shellWord = (word) => `'${word.replace(/'/g, `'\\''`)}'`
+const say = (/** @type {string} */ text) => console.log(text)
+const shellWord = (/** @type {string} */ word) => `'${word.replace(/'/g, `'\\''`)}'`
 
-/** Runs `ratchet args…` and returns its exit code and output; stops the demo on an unexpected code. */
+/**
+ * @typedef {object} CallOptions
+ * @property {ReadonlyArray<number>} [expect] the exit codes that let the demo go on (default 0)
+ * @property {string | null} [tty] input typed on a pseudo-terminal, or null for a plain call
+ * @property {string | null} [actor] RATCHET_ACTOR for this call, or null for the login name
+ * @property {boolean} [quiet] do not print the output
+ * @property {boolean} [silent] do not print the command line either
+ */
+
+/**
+ * Runs `ratchet args…` and returns its exit code and output; stops the demo on an unexpected code.
+ *
+ * @param {ReadonlyArray<string>} args
+ * @param {CallOptions} [options]
+ */
 const ratchet = (args, { expect = [0], tty = null, actor = null, quiet = false, silent = false } = {}) => {
   const callEnv = actor === null ? env : { ...env, RATCHET_ACTOR: actor }
   if (!silent) say(`\n$ ${actor === null ? "" : `RATCHET_ACTOR=${actor} `}ratchet ${args.join(" ")}${tty === null ? "" : "   # typed on a terminal"}`)
@@ -60,18 +74,30 @@ const ratchet = (args, { expect = [0], tty = null, actor = null, quiet = false, 
   return { code: result.status, stdout: result.stdout ?? "" }
 }
 
+/**
+ * The JSON document `ratchet args… --json` prints.
+ *
+ * @param {ReadonlyArray<string>} args
+ * @param {CallOptions} [options]
+ * @returns {any}
+ */
 const json = (args, options) => {
   const result = ratchet([...args, "--json"], { ...options, quiet: true, silent: true })
   const document = JSON.parse(result.stdout.split("\n").filter((line) => line.startsWith("{")).at(-1) ?? "null")
   return document
 }
 
-const git = (...args) => {
+const git = (/** @type {Array<string>} */ ...args) => {
   const result = spawnSync("git", args, { cwd: repo, env, encoding: "utf8" })
   if (result.status !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr}`)
 }
 
-/** Approves `subject` as the person at the terminal: types the digest's first 8 hex characters. */
+/**
+ * Approves `subject` as the person at the terminal: types the digest's first 8 hex characters.
+ *
+ * @param {string} taskId
+ * @param {"restatement" | "spec" | "plan"} subject
+ */
 const approve = (taskId, subject, digestField = subject) => {
   const digest = json(["status", taskId]).task.digests[digestField]
   const typed = digest.slice("sha256:".length, "sha256:".length + 8)
@@ -173,7 +199,7 @@ approve(taskId, "plan")
 // ---- run, verify, revise, verify, done ----------------------------------------------------------
 // The step is the agent's work: the runner stops there until the agent reports it done.
 const agent = "agent:demo-agent"
-const edit = (text) => {
+const edit = (/** @type {string} */ text) => {
   fs.writeFileSync(path.join(repo, "src", "sum.mjs"), text)
   say(`\n# the agent edits src/sum.mjs: ${text.trim()}`)
 }

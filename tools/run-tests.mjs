@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The root `npm test`: run the given nx targets on every project, then print one last line,
- * `N passed, N failed`, adding up the vitest results of every project.
+ * `N passed, N failed`, adding up the vitest results of every project. `mutate` runs last, on its
+ * own, so mutation testing never competes for the cores with the end-to-end tests.
  *
  * Usage: `node tools/run-tests.mjs <target>…` (the root package.json names the targets).
  *
@@ -56,12 +57,24 @@ const reportOf = (/** @type {string} */ dir) => path.join(dir, "reports", "vites
 const projects = vitestProjects()
 for (const { dir } of projects) fs.rmSync(reportOf(dir), { force: true })
 
-const nx = spawnSync(path.join(repoRoot, "node_modules", ".bin", "nx"), ["run-many", "-t", ...targets], {
-  cwd: repoRoot,
-  stdio: "inherit"
-})
-const nxStatus = nx.error !== undefined ? 1 : (nx.status ?? 1)
-if (nx.error !== undefined) console.error(`could not start nx: ${nx.error.message}`)
+/**
+ * Runs `nx run-many` for `wanted`; its exit status (1 when nx could not start).
+ * @param {ReadonlyArray<string>} wanted
+ */
+const runMany = (wanted) => {
+  const nx = spawnSync(path.join(repoRoot, "node_modules", ".bin", "nx"), ["run-many", "-t", ...wanted], {
+    cwd: repoRoot,
+    stdio: "inherit"
+  })
+  if (nx.error !== undefined) console.error(`could not start nx: ${nx.error.message}`)
+  return nx.error !== undefined ? 1 : (nx.status ?? 1)
+}
+
+// Mutation testing runs after everything else, not beside it: on a small machine it takes every
+// core, and the end-to-end tests (real processes, real timeouts) would then starve.
+const first = targets.filter((target) => target !== "mutate")
+const statuses = [first.length > 0 ? runMany(first) : 0, targets.includes("mutate") ? runMany(["mutate"]) : 0]
+const nxStatus = statuses.find((status) => status !== 0) ?? 0
 
 let passed = 0
 let failed = 0

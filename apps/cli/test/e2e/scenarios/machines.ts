@@ -84,7 +84,7 @@ export const leaseViolations = (log: ReadonlyArray<LogRecord>): ReadonlyArray<st
 export const manyMachines = (engine: Engine): void => {
   afterAll(removeWorlds)
 
-  describe("many machines", { timeout: 600_000 }, () => {
+  describe("many machines", { timeout: 900_000 }, () => {
     it("three runners on one store share twelve tasks; one is killed midway and its task is taken over; nothing runs twice", async () => {
       const world = await makeWorld(engine)
       const markers = path.join(world.root, "markers")

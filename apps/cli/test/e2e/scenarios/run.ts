@@ -53,7 +53,7 @@ const specIn = (allowedScope: ReadonlyArray<string> = ["test/**"]) => specText({
 export const runScenarios = (engine: Engine): void => {
   afterAll(removeWorlds)
 
-  describe("ratchet run", { concurrent: true, timeout: 240_000 }, () => {
+  describe("ratchet run", { concurrent: true, timeout: 480_000 }, () => {
     it("runs the steps in needs order to VERIFYING, each side effect an intent dispatched before its command and resolved after", async () => {
       const world = await makeWorld(engine)
       const plan = planOf([

@@ -30,7 +30,7 @@ import * as Verification from "@ratchet/verifier/Verification"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { describeOwner, Project } from "./Controller.js"
+import { heldLease, Project } from "./Controller.js"
 import type * as Controller from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Episode from "./Episode.js"
@@ -142,9 +142,9 @@ export const complete = (options: {
       return { summary, branch }
     })
 
-    const projectAll = (task: Task.Task, branch: string) =>
+    /** Writes every projection of `task`, with `episode`'s verification; a failure is a warning. */
+    const projectAll = (task: Task.Task, branch: string, episode: Episode.Episode) =>
       Effect.gen(function*() {
-        const episode = yield* Episode.current(task, branch)
         const evidence = yield* VerificationReport.loadAll(episode.verdicts.flatMap((verdict) => verdict.evidenceRefs))
         const runMd = yield* RunReport.render(task, branch)
         const written = yield* Projection.write(project.root, task, runMd, VerificationReport.render(task, episode, evidence))
@@ -175,8 +175,8 @@ export const complete = (options: {
 
     const completedResult = (task: Task.Task, branch: string, reconciled: boolean, completedLsn: number | null) =>
       Effect.gen(function*() {
-        const projection = yield* projectAll(task, branch)
         const episode = yield* Episode.current(task, branch)
+        const projection = yield* projectAll(task, branch, episode)
         return {
           taskId,
           runId: task.run?.runId ?? "",
@@ -219,14 +219,7 @@ export const complete = (options: {
       const lease = yield* models.lease(projectId, taskId)
       const presented = invocation.leaseEpoch ?? null
       if (lease !== null && lease.held && presented !== lease.epoch) {
-        return yield* new ControllerError.LeaseConflict({
-          taskId,
-          presented,
-          epoch: lease.epoch,
-          held: true,
-          holder: describeOwner(lease.owner),
-          deadline: lease.heartbeatAt + lease.graceMs
-        })
+        return yield* heldLease(taskId, presented, lease)
       }
       if (presented !== null && (lease === null || !lease.held || presented !== lease.epoch)) {
         return yield* new ControllerError.LeaseConflict({ taskId, presented, epoch: lease?.epoch ?? null, held: false, holder: null, deadline: null })
@@ -234,7 +227,7 @@ export const complete = (options: {
       const holding = presented !== null
       const epoch = holding ? presented : (lease?.epoch ?? 0) + 1
       // 2. The final projections.
-      yield* projectAll(task, branch)
+      yield* projectAll(task, branch, episode)
       yield* fault("after-projection")
       // 3. One transaction.
       const owner = yield* Owner.current({ workspaceId: project.workspaceId, host: "cli", sessionRef: os.hostname().slice(0, 200) || "unknown-host" })

@@ -406,14 +406,7 @@ export const make: Effect.Effect<
         if (summary !== null) {
           const lease = yield* models.lease(projectId, streamId)
           if (lease !== null && lease.held && presented === null) {
-            return yield* new ControllerError.LeaseConflict({
-              taskId: streamId,
-              presented,
-              epoch: lease.epoch,
-              held: true,
-              holder: describeOwner(lease.owner),
-              deadline: lease.heartbeatAt + lease.graceMs
-            })
+            return yield* heldLease(streamId, presented, lease)
           }
         }
         const at = yield* Clock.currentTimeMillis
@@ -789,14 +782,7 @@ export const make: Effect.Effect<
       const acknowledged = wanted.includes(current.task.state)
       if (!acknowledged && stillHeld && input.kind === "cancel") {
         // The runner did not answer in time: it is dead (recovery after its grace) or hung.
-        return yield* new ControllerError.LeaseConflict({
-          taskId,
-          presented: null,
-          epoch: row.epoch,
-          held: true,
-          holder: describeOwner(row.owner),
-          deadline: row.heartbeatAt + row.graceMs
-        })
+        return yield* heldLease(taskId, null, row)
       }
       return { task: yield* viewOf(current), acknowledged }
     })
@@ -1140,14 +1126,7 @@ export const make: Effect.Effect<
       }
       const lease = yield* models.lease(projectId, taskId)
       if (lease !== null && lease.held && invocation.leaseEpoch !== lease.epoch) {
-        return yield* new ControllerError.LeaseConflict({
-          taskId,
-          presented: invocation.leaseEpoch ?? null,
-          epoch: lease.epoch,
-          held: true,
-          holder: describeOwner(lease.owner),
-          deadline: lease.heartbeatAt + lease.graceMs
-        })
+        return yield* heldLease(taskId, invocation.leaseEpoch ?? null, lease)
       }
       if (!Number.isInteger(toLsn) || toLsn < 1 || toLsn >= summary.lastLsn) {
         return yield* new ControllerError.InvalidRequest({
@@ -1326,6 +1305,23 @@ export const make: Effect.Effect<
     lease
   } satisfies Service
 })
+
+/**
+ * The refusal of a write to a task whose lease someone else holds (the caller presented `presented`,
+ * or no epoch): names the holder and when its grace ends.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const heldLease = (taskId: string, presented: number | null, lease: ReadModel.LeaseRow): ControllerError.LeaseConflict =>
+  new ControllerError.LeaseConflict({
+    taskId,
+    presented,
+    epoch: lease.epoch,
+    held: true,
+    holder: describeOwner(lease.owner),
+    deadline: lease.heartbeatAt + lease.graceMs
+  })
 
 /**
  * A lease owner in one line: host, session, workspace and pid.

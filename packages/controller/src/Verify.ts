@@ -28,7 +28,7 @@ import type * as Verifier from "@ratchet/verifier/Verifier"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { describeOwner, Project } from "./Controller.js"
+import { heldLease, Project } from "./Controller.js"
 import type * as Controller from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Episode from "./Episode.js"
@@ -194,14 +194,7 @@ export const verify = (options: Options) =>
     // A writer holding the lease would refuse the record: say so before the checks run, not after.
     const lease = yield* ReadModel.ReadModels.pipe(Effect.flatMap((models) => models.lease(projectId, taskId)))
     if (lease !== null && lease.held && invocation.leaseEpoch !== lease.epoch) {
-      return yield* new ControllerError.LeaseConflict({
-        taskId,
-        presented: invocation.leaseEpoch ?? null,
-        epoch: lease.epoch,
-        held: true,
-        holder: describeOwner(lease.owner),
-        deadline: lease.heartbeatAt + lease.graceMs
-      })
+      return yield* heldLease(taskId, invocation.leaseEpoch ?? null, lease)
     }
     const spec = task.spec!
     const criteria = options.acs.length === 0

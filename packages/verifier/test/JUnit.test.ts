@@ -25,7 +25,7 @@ const left = (text: string): JUnit.JUnitInvalid => {
 
 const MiB = 1024 * 1024
 
-// vitest --reporter=junit (names joined with " > ", escaped; skipped and todo as <skipped/>).
+// vitest --reporter=junit (names joined with " > ", escaped; it.skip and it.todo cases as <skipped/>).
 const vitestReport = `<?xml version="1.0" encoding="UTF-8" ?>
 <testsuites name="vitest tests" tests="4" failures="1" errors="0" time="0.0123">
     <testsuite name="test/math.test.ts" timestamp="2025-01-14T10:00:00.000Z" hostname="ci-runner" tests="4" failures="1" errors="0" skipped="1" time="0.0051">

@@ -147,6 +147,22 @@ const completionFault = (point: Completion.FaultPoint) =>
     if (process.env["RATCHET_FAULT"] === `done:${point}`) process.kill(process.pid, "SIGKILL")
   })
 
+/** A `RATCHET_FAULT=done:<point>` naming no point is refused: a typo would silently test nothing. */
+const checkCompletionFault = (): Effect.Effect<void, ControllerError.InvalidRequest> => {
+  const fault = process.env["RATCHET_FAULT"]
+  if (fault === undefined || !fault.startsWith("done:")) return Effect.void
+  const point = fault.slice("done:".length)
+  return (Completion.faultPoints as ReadonlyArray<string>).includes(point)
+    ? Effect.void
+    : Effect.fail(
+      new ControllerError.InvalidRequest({
+        field: "RATCHET_FAULT",
+        reason: `${JSON.stringify(point.slice(0, 40))} is not a completion fault point.`,
+        fix: `Use one of ${Completion.faultPoints.map((known) => `done:${known}`).join(", ")}, or unset RATCHET_FAULT.`
+      })
+    )
+}
+
 /** Asks the person to type the confirmation of `digest`; a mismatch approves nothing. */
 const confirm = (subject: Controller.ApprovalSubject, env: Env) =>
   Effect.gen(function*() {
@@ -470,8 +486,8 @@ export const commands: ReadonlyArray<CommandSpec> = [
     summary: "Verify the acceptance criteria against the run's frozen episode (VERIFYING)",
     description: [
       "Runs every verifier that applies to each acceptance criterion (all of them, or those named by --ac), in the workspace: the command verifier runs verify.command with its timeout and records the exit code, the output as blobs and the tree it ran against; a junit report is read case by case; artifacts are hashed; a manual criterion asks you, on an interactive terminal, what you observed. Each criterion gets a verdict, PASS, FAIL, INDETERMINATE or NOT_RUN, with its evidence, the spec digest and you as the verifier of record; a command that cannot start is NOT_RUN, never FAIL, and INDETERMINATE never counts as PASS.",
-      "The pass concludes over every verdict of this episode: APPROVED when the completion gate is CLEAR (then ratchet done); REVISE when a required criterion FAILED (the steps behind it get successor attempts within the retry budget and the task is RUNNING again: revise the work, then ratchet run; with the budget spent it BLOCKS for a reopen); BLOCKED when evidence is missing or the only verdicts are the worker's own (self-verification). The identity that did the run's steps cannot be the verifier of record.",
-      "Exit 0 for APPROVED, 3 for REVISE or BLOCKED, 4 when the task left VERIFYING while the verifiers ran (cancelled, rewound): the pass is then reported and not recorded."
+      "The pass concludes over every verdict of this episode: APPROVED when the completion gate is CLEAR (then ratchet done); REVISE when a required criterion FAILED (the steps behind it get successor attempts within the retry budget and the task is RUNNING again: revise the work, then ratchet run; with the budget spent it BLOCKS for a reopen); BLOCKED (missing_evidence) when a check did not conclude (NOT_RUN, INDETERMINATE); HELD when verdicts are still missing: a criterion not yet verified, a manual criterion with no terminal to ask, or only the worker's own verdicts (self-verification); the task stays VERIFYING for another pass. The identity that did the run's steps cannot be the verifier of record.",
+      "Exit 0 for APPROVED, 3 for REVISE, BLOCKED or HELD, 4 when the task left VERIFYING while the verifiers ran (cancelled, rewound): the pass is then reported and not recorded."
     ].join(" "),
     positionals: [taskArg],
     options: {
@@ -539,8 +555,11 @@ export const commands: ReadonlyArray<CommandSpec> = [
     run: (parsed, env) =>
       Effect.flatMap(controller, (c) =>
         Effect.map(
-          Completion.complete({ taskId: str(parsed, "task"), invocation: invocation(parsed, env), fault: completionFault }).pipe(
-            Effect.provide(Store.verification(c.project))
+          Effect.zipRight(
+            checkCompletionFault(),
+            Completion.complete({ taskId: str(parsed, "task"), invocation: invocation(parsed, env), fault: completionFault }).pipe(
+              Effect.provide(Store.verification(c.project))
+            )
           ),
           (result) => ok({ ...result, state: "COMPLETED" }, VerifyRender.completed(result, env.style))
         ))

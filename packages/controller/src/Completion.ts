@@ -74,8 +74,8 @@ export interface Result {
 const retries = 5
 
 /**
- * The completion HOLD for evidence taken on another tree: the work tree changed since the command
- * verdicts were taken (HEAD, or the uncommitted changes), so they are not about what is here.
+ * The completion HOLD for evidence that is not current: taken on another tree (the work tree changed
+ * since the command verdicts were taken: HEAD, or the uncommitted changes), or no longer readable.
  */
 const staleEvidence = (task: Task.Task, episode: Episode.Episode) =>
   Effect.gen(function*() {
@@ -85,27 +85,36 @@ const staleEvidence = (task: Task.Task, episode: Episode.Episode) =>
     const evidence = yield* VerificationReport.loadAll([...counted.values()].flatMap((verdict) => verdict.evidenceRefs))
     const observed = yield* WorkTree.observe(project.root)
     const tree = { head: observed.head, dirtyDigest: WorkTree.dirtyDigest(observed) }
+    // A verdict whose evidence cannot be read rests on nothing: verify it again.
+    const unreadable = [...counted.values()].filter((verdict) => verdict.evidenceRefs.some((ref) => !evidence.has(ref))).map((verdict) => verdict.acId)
     const stale = [...counted.values()].filter((verdict) =>
       verdict.evidenceRefs.some((ref) => {
         const record = evidence.get(ref)
         return record?._tag === "command" && (record.tree.head !== tree.head || record.tree.dirtyDigest !== tree.dirtyDigest)
       })
     ).map((verdict) => verdict.acId)
-    if (stale.length === 0) return null
+    if (stale.length === 0 && unreadable.length === 0) return null
     const id = task.taskId
+    const again = [...new Set([...unreadable, ...stale])]
     return {
       gate: (at: number, version: number): Gate.Gate => ({
         kind: "completion",
         decision: "HOLD",
         from: task.state,
         to: "COMPLETED",
-        reasons: [{
-          code: "stale_evidence",
-          message: `The work tree changed since ${stale.join(", ")} ${stale.length === 1 ? "was" : "were"} verified (HEAD ${tree.head?.slice(0, 12) ?? "none"}${
-            tree.dirtyDigest === "clean" ? ", clean" : ", with uncommitted changes"
-          }); the evidence is about a tree that is no longer here.`
-        }],
-        requiredActions: [{ description: "Verify again on the tree as it is now, or restore the verified tree", command: `ratchet verify ${id} --ac ${stale.join(",")}` }],
+        reasons: [
+          ...(unreadable.length === 0 ? [] : [{
+            code: "missing_evidence" as const,
+            message: `The evidence of ${unreadable.join(", ")} cannot be read from the blob store (missing or corrupt); a verdict without its evidence is a claim.`
+          }]),
+          ...(stale.length === 0 ? [] : [{
+            code: "stale_evidence" as const,
+            message: `The work tree changed since ${stale.join(", ")} ${stale.length === 1 ? "was" : "were"} verified (HEAD ${tree.head?.slice(0, 12) ?? "none"}${
+              tree.dirtyDigest === "clean" ? ", clean" : ", with uncommitted changes"
+            }); the evidence is about a tree that is no longer here.`
+          }])
+        ],
+        requiredActions: [{ description: "Verify again on the tree as it is now, or restore the verified tree", command: `ratchet verify ${id} --ac ${again.join(",")}` }],
         evidenceRefs: [],
         evaluatedAt: at,
         policyVersion: Gate.policyVersion,

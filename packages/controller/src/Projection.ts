@@ -104,6 +104,20 @@ export class ProjectionError extends Schema.TaggedError<ProjectionError>()("@rat
 // eslint-disable-next-line no-control-regex
 const controlCharacter = /[\u0000-\u001f\u007f]/
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const shownControl = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+
+/**
+ * `text` with control and bidirectional formatting characters (other than tab and line ends)
+ * written out as `\u{…}`: text from commands, agents or people goes into committed Markdown, and
+ * must read there as it was stored, not redraw a terminal that prints the file.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const visible = (text: string): string =>
+  text.replace(shownControl, (character) => `\\u{${(character.codePointAt(0) ?? 0).toString(16)}}`)
+
 const segmentProblem = (value: string): string | undefined => {
   if (value === "") return "is empty"
   if (value.includes("/") || value.includes("\\")) return "contains a path separator (\"/\" or \"\\\")"

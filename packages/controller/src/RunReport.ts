@@ -80,7 +80,7 @@ export const attemptsOf = (events: ReadonlyArray<EventStore.StoredEvent>, runId:
   return [...lines.values()]
 }
 
-const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/[\r\n]+/g, " ")
+const cell = (text: string) => Projection.visible(text).replace(/\|/g, "\\|").replace(/[\r\n]+/g, " ")
 
 const ending = (line: AttemptLine): string => {
   const exit = line.exit

@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import type * as Episode from "./Episode.js"
 import * as Projection from "./Projection.js"
 
-const cell = (text: string) => text.replace(/\s+/g, " ").replace(/\|/g, "\\|").slice(0, 300)
+const cell = (text: string) => Projection.visible(text).replace(/\s+/g, " ").replace(/\|/g, "\\|").slice(0, 300)
 
 /**
  * One line about an evidence record.
@@ -47,8 +47,8 @@ export const describe = (evidence: Evidence.Evidence): string => {
 }
 
 /**
- * Loads the evidence records the verdicts name; a record that cannot be read is left out (the
- * report says so by its reference alone).
+ * Loads the evidence records the verdicts name; a record that is missing or does not decode is
+ * left out (the report says so by its reference alone); the store failing is an error.
  *
  * @since 0.1.0
  * @category constructors
@@ -58,8 +58,16 @@ export const loadAll = (refs: ReadonlyArray<string>) =>
     const blobs = yield* BlobStore.BlobStore
     const loaded = new Map<string, Evidence.Evidence>()
     for (const ref of new Set(refs)) {
-      const evidence = yield* Evidence.load(blobs, ref).pipe(Effect.option)
-      if (evidence._tag === "Some") loaded.set(ref, evidence.value)
+      // Missing or unreadable records are left out (callers see the gap); a failing store is an error.
+      const evidence = yield* Evidence.load(blobs, ref).pipe(
+        Effect.map((record) => record as Evidence.Evidence | null),
+        Effect.catchTags({
+          "@ratchet/storage/BlobNotFound": () => Effect.succeed(null),
+          "@ratchet/storage/InvalidBlobRef": () => Effect.succeed(null),
+          "@ratchet/verifier/EvidenceInvalid": () => Effect.succeed(null)
+        })
+      )
+      if (evidence !== null) loaded.set(ref, evidence)
     }
     return loaded as ReadonlyMap<string, Evidence.Evidence>
   })

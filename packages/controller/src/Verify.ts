@@ -250,7 +250,9 @@ export const verify = (options: Options) =>
       )
     }
     if (options.beforeRecord !== undefined) yield* options.beforeRecord
-    const verdicts = results.map((result) => result.verdict)
+    // A criterion nobody could judge here (a manual check with no person to ask) has no verdict to
+    // record: it is still to be verified (HELD), not a check that failed to conclude (BLOCKED).
+    const verdicts = results.map((result) => result.verdict).filter((verdict) => !(verdict.verdict === "NOT_RUN" && verdict.evidenceRefs.length === 0))
 
     // ---- the record ---------------------------------------------------------------------------
     for (let attempt = 1; attempt <= retries; attempt++) {

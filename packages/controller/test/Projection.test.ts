@@ -288,6 +288,22 @@ At most 2 successor attempts.
 const mtimeOf = (file: string): number => fs.lstatSync(file).mtimeMs
 const past = new Date("2001-02-03T04:05:06.000Z")
 
+describe("Projection.visible", () => {
+  it("writes out control and bidirectional formatting characters, keeping tabs, line ends and ordinary text", () => {
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      ["plain text, ünïcödé and emoji 🙂", "plain text, ünïcödé and emoji 🙂"],
+      ["tab\tand\nline\r\nends", "tab\tand\nline\r\nends"],
+      ["\u001b[2Jcleared", "\\u{1b}[2Jcleared"],
+      ["bell\u0007 nul\u0000 del\u007f", "bell\\u{7} nul\\u{0} del\\u{7f}"],
+      ["c1 \u0085\u009b", "c1 \\u{85}\\u{9b}"],
+      ["PASS\u202eLIAF", "PASS\\u{202e}LIAF"],
+      ["isolates \u2066x\u2069 marks \u200e\u200f\u061c", "isolates \\u{2066}x\\u{2069} marks \\u{200e}\\u{200f}\\u{61c}"],
+      ["form\u000cfeed vt\u000b", "form\\u{c}feed vt\\u{b}"]
+    ]
+    for (const [input, shown] of cases) expect(Projection.visible(input)).toBe(shown)
+  })
+})
+
 describe("Projection.write", () => {
   const task = drive(planned)
 

@@ -783,6 +783,21 @@ export const unblock = (
         )
       )
     }
+    // Verifying resumes only what verifying stopped for: missing evidence or a missing dependency.
+    // Anything else (a scope violation, a step awaiting a decision) is resolved by running.
+    const notEvidence = facts.blockerCategories.filter((category) =>
+      !["missing_evidence", "missing_dependency", "verification_failed", "retry_budget_spent", "repeated_failure", "no_progress"].includes(category)
+    )
+    if (notEvidence.length > 0) {
+      findings.push(
+        finding(
+          "open_blockers",
+          `The task is blocked by ${notEvidence.join(", ")}, which verifying again cannot resolve; only missing evidence or a missing dependency goes back to VERIFYING.`,
+          "Resume running so the run deals with it",
+          `ratchet unblock ${context.taskId} --to RUNNING`
+        )
+      )
+    }
     // A criterion that failed with the retry budget spent blocks as retry_budget_spent: verifying
     // the same work again is no way around the budget, nor around the failure.
     if (spent.length > 0) {

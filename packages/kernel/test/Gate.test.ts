@@ -836,6 +836,22 @@ describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
     }
   )
 
+  it.each([["scope_violation"], ["decision_needed"], ["missing_authority"], ["scope_violation", "decision_needed"]])(
+    "HOLD open_blockers back to VERIFYING after a %s block: only evidence or a dependency goes back",
+    (...categories) => {
+      const gate = valid(Gate.unblock(ctx("BLOCKED"), { to: "VERIFYING", blockerCategories: ["missing_evidence", ...categories], codeChanged: false, pendingSteps: [] }))
+      expect(gate.reasons).toEqual([{
+        code: "open_blockers",
+        message: `The task is blocked by ${categories.join(", ")}, which verifying again cannot resolve; only missing evidence or a missing dependency goes back to VERIFYING.`
+      }])
+      expect(gate.requiredActions).toEqual([{ description: "Resume running so the run deals with it", command: "ratchet unblock t-1 --to RUNNING" }])
+    }
+  )
+
+  it("CLEAR back to VERIFYING after a missing dependency alone", () => {
+    clear(Gate.unblock(ctx("BLOCKED"), { to: "VERIFYING", blockerCategories: ["missing_dependency"], codeChanged: false, pendingSteps: [] }))
+  })
+
   it("names every step still pending and every spent category, comma-separated", () => {
     const gate = valid(
       Gate.unblock(ctx("BLOCKED"), {

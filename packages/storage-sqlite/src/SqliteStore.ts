@@ -234,7 +234,11 @@ const pragmas = (sql: SqlClient.SqlClient, config: { readonly synchronous: "FULL
   Effect.gen(function*() {
     // PRAGMA takes no bound parameters: the level is one of two literals and the timeout a checked integer.
     yield* config.synchronous === "FULL" ? sql`PRAGMA synchronous = FULL` : sql`PRAGMA synchronous = NORMAL`
+    // The busy timeout is set before the switch to WAL: on a fresh file the switch takes an
+    // exclusive lock, and several processes opening the store at once must wait for it with the
+    // configured patience rather than the driver's default.
     yield* sql.unsafe(`PRAGMA busy_timeout = ${Math.trunc(config.busyTimeoutMs)}`)
+    yield* sql`PRAGMA journal_mode = WAL`
     yield* sql`PRAGMA foreign_keys = ON`
   })
 
@@ -265,7 +269,7 @@ export const make = (
     })
     // better-sqlite3 throws from its constructor and from the WAL pragma (e.g. SQLITE_NOTADB for a
     // file that is not a database); the client turns those throws into defects, classified here.
-    const client = yield* SqliteClient.make({ filename }).pipe(
+    const client = yield* SqliteClient.make({ filename, disableWAL: true }).pipe(
       Effect.provide(Reactivity.layer),
       Effect.catchAllDefect((defect) => Effect.fail(classify("open", defect)))
     )

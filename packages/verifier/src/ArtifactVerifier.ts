@@ -44,8 +44,17 @@ export const verifier: Verifier.Verifier = {
         const hashed = Files.hashFile(found.file)
         if ("problem" in hashed) return { path: artifact.path, sha256: null, expected, size: null, problem: hashed.problem }
         // Without a declared hash, only a file this run of the command wrote proves anything.
-        if (expected === null && commandRun !== undefined && Files.modifiedBefore(found.file, commandRun.startedAt)) {
-          return { path: artifact.path, sha256: hashed.sha256, expected, size: hashed.size, problem: "it was not written by this run of the command (it is older)" }
+        const outside = expected === null && commandRun !== undefined
+          ? Files.writtenOutside(found.file, commandRun.startedAt, commandRun.startedAt + commandRun.durationMs)
+          : null
+        if (outside !== null) {
+          return {
+            path: artifact.path,
+            sha256: hashed.sha256,
+            expected,
+            size: hashed.size,
+            problem: `it was not written by this run of the command (${outside === "older" ? "it is older" : "its modification time is after the run, set by hand"})`
+          }
         }
         return {
           path: artifact.path,

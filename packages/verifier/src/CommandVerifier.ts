@@ -69,6 +69,16 @@ const collector = () => {
 }
 
 /**
+ * The environment a check runs in: this process's, with `RATCHET_VERIFYING=1` and without the test
+ * facility `RATCHET_FAULT`, which names a crash point of Ratchet's own, not of the check.
+ */
+const checkEnvironment = (): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env, RATCHET_VERIFYING: "1" }
+  delete env["RATCHET_FAULT"]
+  return env
+}
+
+/**
  * Runs `command` with `sh -c` in `cwd`; never fails (a spawn error is `notStarted`). The child
  * and everything it starts are killed when the timeout passes or the effect is interrupted.
  *
@@ -86,7 +96,7 @@ export const run = (command: string, options: { readonly cwd: string; readonly t
       cwd: options.cwd,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, RATCHET_VERIFYING: "1" }
+      env: checkEnvironment()
     })
     const killGroup = (signal: NodeJS.Signals) => {
       if (child.pid === undefined) return

@@ -61,8 +61,12 @@ export const verifier: Verifier.Verifier = {
         const stat = fs.statSync(found.file)
         // A report from before this run of the command is an earlier run's: it proves nothing now
         // (whole-second filesystems: a report written in the command's first second counts).
-        if (Files.modifiedBefore(found.file, commandRun.startedAt)) {
-          return unusable("was not written by this run of the command (it is older); make the command write it", "INDETERMINATE")
+        const outside = Files.writtenOutside(found.file, commandRun.startedAt, commandRun.startedAt + commandRun.durationMs)
+        if (outside !== null) {
+          return unusable(
+            `was not written by this run of the command (${outside === "older" ? "it is older" : "its modification time is after the run, set by hand"}); make the command write it`,
+            "INDETERMINATE"
+          )
         }
         if (stat.size > maxReportBytes) return unusable(`is ${stat.size} bytes, over the ${maxReportBytes}-byte limit`, "INDETERMINATE")
         bytes = fs.readFileSync(found.file)

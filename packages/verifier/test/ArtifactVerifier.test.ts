@@ -69,6 +69,18 @@ describe("ArtifactVerifier", () => {
       ])
     }))
 
+  it.effect("INDETERMINATE for a file without a declared hash whose time was set after the run (planted)", () =>
+    Effect.gen(function*() {
+      const root = workspace()
+      fs.mkdirSync(path.join(root, "out"))
+      fs.writeFileSync(path.join(root, "out", "hello.txt"), "hello\n")
+      const future = new Date(Date.now() + 365 * 24 * 3600_000)
+      fs.utimesSync(path.join(root, "out", "hello.txt"), future, future)
+      const { judged } = yield* verifyBoth(root, criterion("true", [{ path: "out/hello.txt" }]))
+      expect(judged.verdict).toBe("INDETERMINATE")
+      expect(artifactsOf(judged)[0]?.problem).toBe("it was not written by this run of the command (its modification time is after the run, set by hand)")
+    }))
+
   it.effect("PASS for an older file whose declared hash matches: the hash, not the age, is the evidence", () =>
     Effect.gen(function*() {
       const root = workspace()

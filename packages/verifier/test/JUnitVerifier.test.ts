@@ -172,6 +172,18 @@ describe("JUnitVerifier", () => {
       expect(blobs.puts).toEqual([])
     }))
 
+  it.effect("INDETERMINATE when the report's time was set after the run (planted with a future time)", () =>
+    Effect.gen(function*() {
+      const root = workspace()
+      fs.mkdirSync(path.join(root, "reports"))
+      const file = path.join(root, REPORT)
+      fs.writeFileSync(file, passing)
+      const nextYear = new Date(Date.now() + 365 * 24 * 3_600_000)
+      fs.utimesSync(file, nextYear, nextYear)
+      const { judged } = yield* verifyBoth(root, "true")
+      unusable(judged, "INDETERMINATE", "was not written by this run of the command (its modification time is after the run, set by hand); make the command write it")
+    }))
+
   it.effect("a report the command touched is this run's, whatever it holds", () =>
     Effect.gen(function*() {
       const root = workspace()

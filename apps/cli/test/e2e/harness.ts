@@ -126,6 +126,8 @@ export interface Engine {
   readonly raiseSchemaVersion: (world: World) => Promise<void>
   /** Everything the store holds, as one digest: equal before and after means nothing was written. */
   readonly fingerprint: (world: World) => Promise<string>
+  /** Takes blob `ref` out of the store (as a lost file or row would); the result puts it back. */
+  readonly removeBlob: (world: World, ref: string) => Promise<() => Promise<void>>
   /** Drops what the engine created for the worlds of this file. */
   readonly cleanup: () => Promise<void>
 }
@@ -161,6 +163,14 @@ export const sqlite: Engine = {
     }
     return Promise.resolve(`${sha256(fs.readFileSync(file))}:${sha256(rows)}`)
   },
+  removeBlob: (world, ref) => {
+    // packages/storage/src/FileBlobStore.ts: blobs/<first two hex digits>/<the rest>
+    const hex = ref.slice("sha256:".length)
+    const file = path.join(world.home, "blobs", hex.slice(0, 2), hex.slice(2))
+    const bytes = fs.readFileSync(file)
+    fs.rmSync(file)
+    return Promise.resolve(() => Promise.resolve(fs.writeFileSync(file, bytes)))
+  },
   cleanup: () => Promise.resolve()
 }
 
@@ -189,6 +199,18 @@ export const postgres = (): Engine => {
         const schema = world.env["RATCHET_DATABASE_SCHEMA"] ?? ""
         const result = await client.query(`UPDATE "${schema}".ratchet_schema SET version = version + 1 WHERE id = 1`)
         if (result.rowCount !== 1) throw new Error("no recorded schema version to raise")
+      }),
+    removeBlob: (world, ref) =>
+      withClient(async (client) => {
+        // packages/storage/src/SqlBlobStore.ts: ratchet_blobs (digest, size, bytes), keyed by the ref
+        const schema = world.env["RATCHET_DATABASE_SCHEMA"] ?? ""
+        const removed = await client.query<{ size: string; bytes: Buffer }>(`DELETE FROM "${schema}".ratchet_blobs WHERE digest = $1 RETURNING size, bytes`, [ref])
+        const row = removed.rows[0]
+        if (row === undefined) throw new Error(`no blob ${ref} to remove`)
+        return () =>
+          withClient(async (again) => {
+            await again.query(`INSERT INTO "${schema}".ratchet_blobs (digest, size, bytes) VALUES ($1, $2, $3)`, [ref, row.size, row.bytes])
+          })
       }),
     fingerprint: (world) =>
       withClient(async (client) => {

@@ -58,15 +58,18 @@ export const hashFile = (file: string): { readonly sha256: string; readonly size
 }
 
 /**
- * Whether `file` was last modified before `since` (epoch ms). Filesystems that keep whole seconds
- * round a fresh write down, so a write in the same second as `since` counts as after it.
+ * Whether `file` was last written outside the run that went from `start` to `end` (epoch ms): before
+ * it (an earlier run's), or after it (a time set by hand, which no write of this run gives).
+ * Filesystems that keep whole seconds round a fresh write down, so the run's window starts at the
+ * second `start` falls in; a second of slack covers the clock between the write and `end`.
  *
  * @since 0.1.0
  */
-export const modifiedBefore = (file: string, since: number): boolean => {
+export const writtenOutside = (file: string, start: number, end: number): "older" | "newer" | null => {
   try {
-    return fs.statSync(file).mtimeMs < Math.floor(since / 1000) * 1000
+    const written = fs.statSync(file).mtimeMs
+    return written < Math.floor(start / 1000) * 1000 ? "older" : written > end + 1000 ? "newer" : null
   } catch {
-    return false
+    return null
   }
 }

@@ -802,6 +802,31 @@ export const verifyScenarios = (engine: Engine): void => {
       await completes(world, taskId)
     })
 
+    it("a manual criterion with no terminal to ask records no verdict: HELD, the task stays VERIFYING, nothing blocks", async () => {
+      const world = await makeWorld(engine)
+      const manual = [
+        "  - id: AC-001",
+        `    outcome: "The date test reads deterministically"`,
+        "    required: true",
+        "    manual:",
+        `      procedure: "Read test/date.test.js and confirm every Date is built from a fixed string"`,
+        `      observer: "a reviewer"`
+      ].join("\n")
+      const taskId = await toPlanApproved(world, "Manual criterion", specWith([manual]), planWith([{ id: "check", acRefs: ["AC-001"], command: "true" }]))
+      await runToVerifying(world, taskId)
+      const before = (await events(world, taskId)).length
+      // the harness has no terminal: nobody can be asked, so there is nothing to record for AC-001
+      const pass = await world.run(["verify", taskId, "--json"], { env: independent })
+      expect(pass.code, pass.stdout + pass.stderr).toBe(3)
+      expect(pass.json).toMatchObject({ outcome: "HELD", recorded: true, state: "VERIFYING", blocker: null })
+      expect(pass.json.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["missing_evidence"])
+      const recorded = (await events(world, taskId)).slice(before)
+      expect(recorded.map((r) => r.type)).toEqual(["VerificationRecorded"])
+      expect(recorded[0]!.event.verdicts).toEqual([])
+      expect((await status(world, taskId)).state).toBe("VERIFYING")
+      expect((await world.run(["evidence", taskId, "--json"])).json.criteria[0]).toMatchObject({ acId: "AC-001", counted: null, verdicts: [] })
+    })
+
     it("done holds on stale evidence when the work tree changed after verification", async () => {
       const world = await makeWorld(engine)
       const taskId = await toPlanApproved(world, "Stale evidence", specText(), planWith([{ id: "check", acRefs: ["AC-001"], command: "true" }]))
@@ -813,8 +838,19 @@ export const verifyScenarios = (engine: Engine): void => {
       expect(held.json.error.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["stale_evidence"])
       expect(held.json.error.gate.requiredActions.map((a: { command: string }) => a.command)).toEqual([`ratchet verify ${taskId} --ac AC-001`])
       expect((await events(world, taskId)).some((r) => r.type === "TaskCompleted")).toBe(false)
-      // verified again on the tree as it is, it completes
+      // verified again on the tree as it is, it would complete...
       expect((await world.run(["verify", taskId, "--json"], { env: independent })).json.outcome).toBe("APPROVED")
+      // ...but a verdict whose evidence record is gone from the blob store rests on nothing
+      const shown = await world.run(["evidence", taskId, "--json"])
+      const refs: ReadonlyArray<string> = shown.json.criteria[0].counted.evidenceRefs
+      expect(refs.length).toBeGreaterThan(0)
+      const restore = await engine.removeBlob(world, refs[0]!)
+      const unreadable = await world.run(["done", taskId, "--json"])
+      expect(unreadable.code, unreadable.stdout + unreadable.stderr).toBe(3)
+      expect(unreadable.json.error.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["missing_evidence"])
+      expect(unreadable.json.error.gate.requiredActions.map((a: { command: string }) => a.command)).toEqual([`ratchet verify ${taskId} --ac AC-001`])
+      expect((await events(world, taskId)).some((r) => r.type === "TaskCompleted")).toBe(false)
+      await restore()
       await completes(world, taskId)
     })
 
@@ -862,6 +898,11 @@ export const verifyScenarios = (engine: Engine): void => {
         expect(unknown.code, `${args[0]}: ${unknown.stdout}`).toBe(2)
         expect(unknown.json.error._tag).toBe("@ratchet/controller/TaskNotFound")
       }
+      // a mistyped fault point is refused rather than silently testing nothing
+      const typo = await world.run(["done", verifying, "--json"], { env: { RATCHET_FAULT: "done:after-comit" } })
+      expect(typo.code, typo.stdout).toBe(2)
+      expect(typo.json.error).toMatchObject({ _tag: "@ratchet/controller/InvalidRequest", field: "RATCHET_FAULT" })
+      expect(typo.json.error.fix).toContain("done:after-commit")
       expect([await logOf(verifying), await logOf(approved)]).toEqual(before)
       expect((await status(world, verifying)).state).toBe("VERIFYING")
     })

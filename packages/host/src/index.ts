@@ -1,0 +1,20 @@
+/**
+ * `@ratchet/host`: the adapter SDK.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * @since 0.1.0
+ */
+export * as Guard from "./Guard.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as HostEvent from "./HostEvent.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Shell from "./Shell.js"

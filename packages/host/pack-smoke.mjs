@@ -26,7 +26,8 @@ const context = {
   storeDirectory: "/h/.ratchet",
   home: "/h",
   temporary: ["/tmp"],
-  task: { taskId: "t-1234abcd", state: "RUNNING", allowedScope: ["src/**"], forbiddenScope: [], leaseHolder: null }
+  task: { taskId: "t-1234abcd", state: "RUNNING", allowedScope: ["src/**"], forbiddenScope: [], leaseHolder: null },
+  ambiguous: []
 }
 const approve = Guard.decide({ id: "1", tool: "Bash", action: { _tag: "Shell", command: "ratchet approve t-1234abcd plan" } }, context)
 if (approve._tag !== "Deny") fail(`an approval should be denied, got ${approve._tag}`)

@@ -10,6 +10,8 @@ import * as ContractFile from "@ratchet/controller/ContractFile"
 import * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Completion from "@ratchet/controller/Completion"
+import * as ClaudeCode from "@ratchet/host-claude-code/ClaudeCode"
+import * as HostAdapter from "@ratchet/host/HostAdapter"
 import * as Stats from "@ratchet/controller/Stats"
 import * as Verify from "@ratchet/controller/Verify"
 import type * as Digest from "@ratchet/kernel/Digest"
@@ -23,6 +25,8 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import type { OptionSpec, Parsed, PositionalSpec } from "./Args.js"
+import * as Hook from "./Hook.js"
+import * as HookSettings from "./HookSettings.js"
 import * as Render from "./Render.js"
 import * as RunnerProcess from "./RunnerProcess.js"
 import * as Store from "./Store.js"
@@ -187,6 +191,9 @@ const confirm = (subject: Controller.ApprovalSubject, env: Env) =>
     void env
     return subject.digest
   })
+
+/** The host adapters `ratchet hook <host>` answers for. */
+const adapters: Readonly<Record<string, HostAdapter.HostAdapter>> = { [ClaudeCode.name]: ClaudeCode.adapter }
 
 /**
  * Every command, in the order `ratchet --help` lists them.
@@ -984,6 +991,67 @@ export const commands: ReadonlyArray<CommandSpec> = [
         (stats) => ok({ scope: "store", ...stats }, Render.visible(Stats.text(stats, "every project in the store")))
       )
   },
+  {
+    name: "hook",
+    usage: "ratchet hook <host>",
+    summary: "Answer one hook call of an agent host (Claude Code) in the host's own protocol",
+    description: [
+      "Reads one hook payload on standard input and answers it the way the host expects (the host runs this; you rarely do). A tool call is judged by the guard against the task in progress in the payload's working directory: approvals (ratchet approve, reopen, unblock --resolve) are denied in every state; Ratchet's runtime store and .ratchet/ are never written by a tool; file writes (and shell commands that write) are denied unless the task is RUNNING, no other owner holds its lease and every path is inside the spec's allowedScope and outside its forbiddenScope; destructive commands (rm -rf, git reset --hard, git push --force) are asked about. A stop is blocked once while required criteria are unverified. Every other event passes.",
+      "The task is RATCHET_TASK when set, else the project's only task that has not ended, else the only one with a run in progress; with several, writes are denied until RATCHET_TASK names one. Outside a Ratchet project only approvals and writes to the store are denied.",
+      "When the payload cannot be read or Ratchet cannot decide, a tool call is blocked (exit 2, the reason on standard error) and any other event goes on with a one-line warning. Writes nothing to the store. --json changes nothing: the answer is always the host's protocol. Hosts: claude-code."
+    ].join(" "),
+    positionals: [{ name: "host", description: "The host whose payload this is: claude-code", required: true }],
+    options: {},
+    examples: ["ratchet hook claude-code"],
+    needs: "standalone",
+    run: (parsed) =>
+      Effect.gen(function*() {
+        const host = str(parsed, "host")
+        const adapter = adapters[host]
+        if (adapter === undefined) {
+          return yield* new ControllerError.InvalidRequest({ field: "host", reason: `${JSON.stringify(host.slice(0, 40))} is not a host Ratchet has an adapter for.`, fix: `Use one of: ${Object.keys(adapters).join(", ")}.` })
+        }
+        const raw = yield* Effect.promise(() => Hook.readStdin(HostAdapter.maxPayloadBytes).catch(() => ""))
+        const reply = yield* Hook.answer(adapter, raw)
+        if (reply.stdout !== "") process.stdout.write(reply.stdout)
+        if (reply.stderr !== "") process.stderr.write(reply.stderr)
+        return { exit: reply.exitCode, json: null, text: null } satisfies Outcome
+      })
+  },
+  ...(["install", "uninstall"] as const).map((action): CommandSpec => ({
+    name: `hooks ${action}`,
+    usage: `ratchet hooks ${action} <host> [--scope project|user]${action === "install" ? " [--command <text>]" : ""}`,
+    summary: action === "install" ? "Register Ratchet's hooks in a host's settings (Claude Code: .claude/settings.json)" : "Remove Ratchet's hooks from a host's settings, leaving everything else",
+    description: action === "install"
+      ? `Merges Ratchet's hook entries (ratchet hook claude-code for SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure, Stop, SubagentStop and SessionEnd, with a ${10} s timeout) into the project's .claude/settings.json (--scope project, the default; the file beside .ratchet/) or the user's ~/.claude/settings.json (--scope user; CLAUDE_CONFIG_DIR when set). Every other hook and setting is kept; running it again changes nothing; a changed --command replaces our entries. A file that is not JSON, or whose hooks are not Claude Code's shape, is refused and left as it was. Claude Code reads settings when a session starts; /hooks inside it shows them.`
+      : "Removes exactly the hook entries that run ratchet hook claude-code from the settings file of --scope (project by default, or user), keeping every other hook and setting; groups and events left empty are removed. Without any of ours it changes nothing.",
+    positionals: [{ name: "host", description: "The host: claude-code", required: true }],
+    options: {
+      scope: { type: "string", valueName: "<scope>", choices: ["project", "user"], description: "project (the repository's .claude/settings.json, default) or user (~/.claude/settings.json)." },
+      ...(action === "install" ? { command: { type: "string", valueName: "<text>", description: "The command the host runs (default: ratchet hook claude-code); use an absolute path when ratchet is not on the host's PATH." } } : {})
+    },
+    examples: action === "install"
+      ? ["ratchet hooks install claude-code", "ratchet hooks install claude-code --scope user", "ratchet hooks install claude-code --command \"/opt/ratchet/bin/ratchet hook claude-code\""]
+      : ["ratchet hooks uninstall claude-code", "ratchet hooks uninstall claude-code --scope user --json"],
+    needs: "standalone",
+    run: (parsed, env) =>
+      Effect.map(
+        HookSettings.apply({
+          action,
+          host: str(parsed, "host"),
+          scope: parsed.options["scope"] === "user" ? "user" : "project",
+          command: typeof parsed.options["command"] === "string" ? parsed.options["command"] : "ratchet hook claude-code",
+          cwd: env.cwd
+        }),
+        (change) =>
+          ok(
+            { ...change },
+            change.changed
+              ? `${action === "install" ? "Installed" : "Removed"} Ratchet's hooks ${action === "install" ? "in" : "from"} ${change.file} (${change.entries} of ours now).${action === "install" ? "\nClaude Code reads them when a session starts; /hooks shows them." : ""}`
+              : `${change.file} already ${action === "install" ? "has Ratchet's hooks" : "has none of Ratchet's hooks"}; nothing changed.`
+          )
+      )
+  })),
   {
     name: "digest",
     usage: "ratchet digest <file> [--spec <spec.md>]",

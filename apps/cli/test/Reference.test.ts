@@ -127,7 +127,8 @@ describe("Help.group", () => {
       task: ["task create", "task list"],
       brief: ["brief ask", "brief answer", "brief restate", "brief close"],
       step: ["step done"],
-      lease: ["lease show", "lease acquire", "lease heartbeat", "lease release", "lease takeover"]
+      lease: ["lease show", "lease acquire", "lease heartbeat", "lease release", "lease takeover"],
+      hooks: ["hooks install", "hooks uninstall"]
     }
     expect([...Help.groups].sort()).toEqual(Object.keys(expected).sort())
     for (const [word, names] of Object.entries(expected)) {

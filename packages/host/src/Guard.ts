@@ -12,7 +12,8 @@
  *    task is RUNNING, no other owner holds its writer lease, and every path it names is inside the
  *    workspace, inside `allowedScope` (when the spec gives one) and outside `forbiddenScope`. Paths
  *    in the system's temporary directories are not the project's and are left alone. With no task
- *    in progress in the workspace there is no contract to hold the call to, and it is allowed.
+ *    in progress in the workspace there is no contract to hold the call to, and it is allowed;
+ *    with several and none named, which contract applies is unknown, and it is denied.
  * 4. A destructive command (`rm -rf`, `git reset --hard`, `git push --force`, …) is asked about,
  *    where the host can ask; an adapter whose host cannot ask turns the ask into a denial.
  * 5. Everything else is allowed.
@@ -59,8 +60,13 @@ export interface Context {
   readonly home: string
   /** Temporary directories, absolute: writes there are not the project's. */
   readonly temporary: ReadonlyArray<string>
-  /** The task in progress in this workspace, or null when there is none. */
+  /** The task in progress in this workspace, or null when there is none (or it is ambiguous). */
   readonly task: Task | null
+  /**
+   * When several tasks could be the one in progress (shown as `t-… STATE`) and none is chosen:
+   * writes are refused until one is named, rather than held to a guessed contract.
+   */
+  readonly ambiguous: ReadonlyArray<string>
 }
 
 /**
@@ -110,8 +116,10 @@ type Where =
 const where = (word: string, context: Context): Where => {
   const file = absolute(word, context)
   if (inside(context.storeDirectory, file) || inside(file, context.storeDirectory)) return { _tag: "Store", shown: word }
-  if (context.temporary.some((directory) => inside(directory, file))) return { _tag: "Temporary" }
-  if (!inside(context.root, file)) return { _tag: "Outside", shown: word }
+  // The workspace first: a repository that itself lives in a temporary directory is still the project.
+  if (!inside(context.root, file)) {
+    return context.temporary.some((directory) => inside(directory, file)) ? { _tag: "Temporary" } : { _tag: "Outside", shown: word }
+  }
   const relative = path.relative(context.root, file).split(path.sep).join("/")
   // The workspace itself (`rm -rf .`) holds `.ratchet/`.
   if (relative === "" || Scope.isRatchetPath(relative)) return { _tag: "Store", shown: word }
@@ -180,9 +188,14 @@ const writes = (tool: string, paths: ReadonlyArray<string>, unknown: boolean, co
     )
   }
   const task = context.task
-  if (task === null) return allow
   const project = places.filter((place) => place._tag !== "Temporary")
   if (project.length === 0 && !unknown) return allow
+  if (task === null) {
+    return context.ambiguous.length === 0 ? allow : deny(
+      `several tasks are in progress in this workspace (${context.ambiguous.join(", ")}), so it is not clear which contract this write is held to.`,
+      "Set RATCHET_TASK=<task id> in the agent's environment to name the task it works on."
+    )
+  }
   if (task.state !== "RUNNING") return notRunning(task)
   if (task.leaseHolder !== null) {
     return deny(

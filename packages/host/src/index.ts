@@ -12,6 +12,11 @@ export * as Guard from "./Guard.js"
 /**
  * @since 0.1.0
  */
+export * as HostAdapter from "./HostAdapter.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as HostEvent from "./HostEvent.js"
 
 /**

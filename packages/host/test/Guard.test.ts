@@ -23,7 +23,8 @@ const context = (current: Guard.Task | null): Guard.Context => ({
   storeDirectory: "/home/dev/.ratchet",
   home: "/home/dev",
   temporary: ["/tmp"],
-  task: current
+  task: current,
+  ambiguous: []
 })
 
 const edit = (file: string): HostEvent.ToolCall => ({ id: "toolu_1", tool: "Edit", action: { _tag: "Write", paths: [file] } })
@@ -99,10 +100,13 @@ describe("Guard.decide: scope, lease, store, temporary files", () => {
     ["an edit escaping the workspace by ..", edit("/home/dev/project/src/../../other/x.ts"), running, "Deny", "outside the workspace"],
     ["an edit outside the workspace", edit("/etc/passwd"), running, "Deny", "outside the workspace"],
     ["an edit in a temporary directory", edit("/tmp/scratch.txt"), running, "Allow", ""],
+    ["an out-of-scope edit in a workspace that lives in a temporary directory", edit("/tmp/w/README.md"), { ...running, root: "/tmp/w", cwd: "/tmp/w" }, "Deny", "outside the allowed scope"],
     ["an edit of .ratchet/", edit("/home/dev/project/.ratchet/tasks/x/spec.md"), running, "Deny", "Ratchet's own"],
     ["an edit of the runtime store", edit("/home/dev/.ratchet/ratchet.db"), running, "Deny", "Ratchet's own"],
     ["an edit of the store with no task", edit("/home/dev/.ratchet/ratchet.db"), context(null), "Deny", "Ratchet's own"],
     ["an edit with no task in progress", edit("/home/dev/project/anything.ts"), context(null), "Allow", ""],
+    ["an edit with several tasks in progress and none named", edit("src/a.ts"), { ...context(null), ambiguous: ["t-1 RUNNING", "t-2 VERIFYING"] }, "Deny", "RATCHET_TASK"],
+    ["a scratch file with several tasks in progress", edit("/tmp/x"), { ...context(null), ambiguous: ["t-1 RUNNING", "t-2 VERIFYING"] }, "Allow", ""],
     ["an edit while another owner holds the lease", edit("src/a.ts"), context(task("RUNNING", { leaseHolder: "runner 4242 on ci-1" })), "Deny", "held by runner 4242 on ci-1"],
     ["an edit with no allowed scope given", edit("package.json"), context(task("RUNNING", { allowedScope: [] })), "Allow", ""],
     ["rm -rf of the store", bash("rm -rf ~/.ratchet"), running, "Deny", "Ratchet's own"],

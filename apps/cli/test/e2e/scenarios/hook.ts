@@ -1,0 +1,188 @@
+/**
+ * `ratchet hook claude-code` and `ratchet hooks install|uninstall claude-code` end to end: the
+ * bundled CLI fed Claude Code's documented payloads (packages/host-claude-code/test/fixtures) with
+ * the world's repository as their cwd, against a real store.
+ *
+ * - PreToolUse Edit while INTERVIEWING: denied with the state and the next step.
+ * - The same Edit while RUNNING with a manual step awaiting its worker, inside the scope: allowed
+ *   (nothing printed, so Claude Code's own permission prompt still applies); outside it: denied.
+ * - Bash `ratchet approve …`: denied, in every state tried.
+ * - Stop with an unverified required criterion: blocked once, allowed with stop_hook_active.
+ * - Malformed payloads: a tool call is blocked (exit 2, no stack trace), another event warns;
+ *   nothing is written to the store either way.
+ * - Settings: installed next to the user's own hooks, idempotently, and removed leaving them.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { createTask, type Engine, events, makeWorld, removeWorlds, status, toPlanApproved, type World } from "../harness.js"
+
+const fixtures = path.resolve(import.meta.dirname, "../../../../../packages/host-claude-code/test/fixtures")
+
+/** A payload as JSON gives it: any field may be read or replaced. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON document
+type Payload = Record<string, any>
+
+/** A fixture payload with its cwd (and paths) moved into the world's repository. */
+const payload = (world: World, file: string, change: (value: Payload) => void = () => {}): string => {
+  const text = fs.readFileSync(path.join(fixtures, file), "utf8").replaceAll("/home/dev/project", world.repo)
+  const value = JSON.parse(text) as Payload
+  change(value)
+  return JSON.stringify(value)
+}
+
+const hook = (world: World, input: string) => world.run(["hook", "claude-code"], { input })
+
+/** The plan: one manual step, so the run leaves the task RUNNING with the step awaiting its worker. */
+const manualPlan = [
+  "steps:",
+  "  - id: fix",
+  "    title: \"Fix the date test\"",
+  "    acRefs: [AC-001]",
+  "    manual:",
+  "      instructions: \"Freeze the clock in test/date.test.js\"",
+  ""
+].join("\n")
+
+const editOf = (file: string) => (value: Payload) => {
+  value["tool_input"]["file_path"] = file
+}
+
+export const hookScenarios = (engine: Engine): void => {
+  afterAll(removeWorlds)
+
+  describe("ratchet hook claude-code", { timeout: 240_000 }, () => {
+    it("guards edits by the task's state and scope, denies approvals, and blocks a stop once", async () => {
+      const world = await makeWorld(engine)
+      const taskId = await createTask(world, "Make the date test deterministic")
+      expect((await status(world, taskId)).state).toBe("INTERVIEWING")
+
+      // INTERVIEWING: an Edit is denied with the state and what comes next
+      const inScope = path.join(world.repo, "test", "date.test.js")
+      const early = await hook(world, payload(world, "PreToolUse.Edit.json", editOf(inScope)))
+      expect(early.code, early.stderr).toBe(0)
+      expect(early.stderr).toBe("")
+      const denied = JSON.parse(early.stdout)
+      expect(denied.hookSpecificOutput).toMatchObject({ hookEventName: "PreToolUse", permissionDecision: "deny" })
+      expect(denied.hookSpecificOutput.permissionDecisionReason).toContain(`Task ${taskId} is INTERVIEWING`)
+      expect(denied.hookSpecificOutput.permissionDecisionReason).toContain(`ratchet status ${taskId}`)
+
+      // an approval is denied whatever the state
+      const approve = await hook(world, payload(world, "PreToolUse.Bash.ratchet-approve.json"))
+      expect(JSON.parse(approve.stdout).hookSpecificOutput).toMatchObject({ permissionDecision: "deny" })
+      expect(JSON.parse(approve.stdout).hookSpecificOutput.permissionDecisionReason).toContain("an agent may not approve")
+
+      // drive the task to RUNNING with the manual step awaiting its worker (the created task is
+      // cancelled so that the new one is the only task in progress)
+      await world.ok(["cancel", taskId, "--reason", "replaced by a planned task"])
+      const planned = await toPlanApproved(world, "Make the date test deterministic, planned", undefined, manualPlan)
+      const started = await world.run(["run", planned])
+      expect(started.code, started.stderr).toBe(0)
+      expect((await status(world, planned)).state).toBe("RUNNING")
+      const before = (await events(world, planned)).length
+
+      // RUNNING, manual step awaiting, in scope: allowed — nothing printed, Claude Code's own prompt applies
+      const allowed = await hook(world, payload(world, "PreToolUse.Edit.json", editOf(inScope)))
+      expect(allowed.code, allowed.stderr).toBe(0)
+      expect(allowed.stdout).toBe("")
+      // outside the allowed scope (test/**): denied, naming the scope
+      const outside = await hook(world, payload(world, "PreToolUse.Edit.json", editOf(path.join(world.repo, "README.md"))))
+      expect(JSON.parse(outside.stdout).hookSpecificOutput.permissionDecisionReason).toContain("outside the allowed scope")
+      // .ratchet/ is never written by a tool
+      const own = await hook(world, payload(world, "PreToolUse.Edit.json", editOf(path.join(world.repo, ".ratchet", "project.json"))))
+      expect(JSON.parse(own.stdout).hookSpecificOutput.permissionDecisionReason).toContain("Ratchet's own")
+      // approvals are still denied while RUNNING
+      expect(JSON.parse((await hook(world, payload(world, "PreToolUse.Bash.ratchet-approve.json"))).stdout).hookSpecificOutput.permissionDecision).toBe("deny")
+
+      // another task in the workspace that has not started its run: the running one is still the one held to...
+      const draft = await createTask(world, "Another task, not started")
+      expect((await hook(world, payload(world, "PreToolUse.Edit.json", editOf(inScope)))).stdout).toBe("")
+      // ...unless RATCHET_TASK names the other
+      const named = await world.run(["hook", "claude-code"], { input: payload(world, "PreToolUse.Edit.json", editOf(inScope)), env: { RATCHET_TASK: draft } })
+      expect(JSON.parse(named.stdout).hookSpecificOutput.permissionDecisionReason).toContain(`Task ${draft} is INTERVIEWING`)
+
+      // Stop with AC-001 unverified: blocked once, then allowed when the host says it is continuing
+      const stop = await hook(world, payload(world, "Stop.stop_hook_active-false.json"))
+      expect(stop.code).toBe(0)
+      const blocked = JSON.parse(stop.stdout)
+      expect(blocked.decision).toBe("block")
+      expect(blocked.reason).toContain("AC-001")
+      const again = await hook(world, payload(world, "Stop.stop_hook_active-true.json"))
+      expect(again.code).toBe(0)
+      expect(again.stdout).toBe("")
+
+      // nothing the hook did wrote the store
+      expect((await events(world, planned)).length).toBe(before)
+    })
+
+    it("fails closed on tool calls and open elsewhere for unreadable payloads, and writes nothing", async () => {
+      const world = await makeWorld(engine)
+      const inputs: ReadonlyArray<readonly [string, string, number]> = [
+        ["empty input", "", 2],
+        ["not JSON", "rm -rf /", 2],
+        ["truncated", payload(world, "PreToolUse.Edit.json").slice(0, 100), 2],
+        ["an Edit without file_path", payload(world, "PreToolUse.Edit.json", (value) => delete value["tool_input"]["file_path"]), 2],
+        ["oversized (over 16 MiB)", payload(world, "PreToolUse.Write.json", (value) => {
+          value["tool_input"]["content"] = "x".repeat(17 * 1024 * 1024)
+        }), 2],
+        ["a Stop whose session id is a number", payload(world, "Stop.stop_hook_active-false.json", (value) => {
+          value["session_id"] = 7
+        }), 0]
+      ]
+      const fingerprint = await engine.fingerprint(world)
+      for (const [name, input, code] of inputs) {
+        const result = await hook(world, input)
+        expect(result.code, `${name}: ${result.stdout}${result.stderr}`).toBe(code)
+        expect(result.stderr + result.stdout, name).not.toMatch(/\n\s+at /)
+        if (code === 2) expect(result.stderr, name).toContain("Ratchet blocked this call")
+        else expect(JSON.parse(result.stdout).systemMessage, name).toContain("Ratchet (warning)")
+      }
+      expect(await engine.fingerprint(world)).toBe(fingerprint)
+      // two tasks in progress and none named: a write is refused until RATCHET_TASK names one
+      const first = await createTask(world, "First task")
+      const second = await createTask(world, "Second task")
+      const ambiguous = await hook(world, payload(world, "PreToolUse.Edit.json"))
+      const reason: string = JSON.parse(ambiguous.stdout).hookSpecificOutput.permissionDecisionReason
+      expect(reason).toContain(first)
+      expect(reason).toContain(second)
+      expect(reason).toContain("RATCHET_TASK")
+      // an unknown host is a usage error
+      const unknown = await world.run(["hook", "cursor", "--json"], { input: "{}" })
+      expect(unknown.code).toBe(2)
+      expect(JSON.parse(unknown.stdout).error.field).toBe("host")
+    })
+  })
+
+  describe("ratchet hooks install|uninstall claude-code", { timeout: 240_000 }, () => {
+    it("merges our entries next to the user's hooks idempotently and removes only ours", async () => {
+      const world = await makeWorld(engine)
+      const settingsFile = path.join(world.repo, ".claude", "settings.json")
+      fs.mkdirSync(path.dirname(settingsFile))
+      const theirs = { model: "claude-sonnet-4-5", hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "./audit.sh" }] }] } }
+      fs.writeFileSync(settingsFile, JSON.stringify(theirs))
+
+      const installed = await world.run(["hooks", "install", "claude-code", "--json"])
+      expect(installed.code, installed.stderr).toBe(0)
+      expect(installed.json).toMatchObject({ ok: true, file: settingsFile, scope: "project", changed: true, entries: 9 })
+      const written = JSON.parse(fs.readFileSync(settingsFile, "utf8"))
+      expect(written.model).toBe("claude-sonnet-4-5")
+      expect(written.hooks.PreToolUse[0]).toEqual(theirs.hooks.PreToolUse[0])
+      expect(written.hooks.PreToolUse[1]).toEqual({ hooks: [{ type: "command", command: "ratchet hook claude-code", timeout: 10 }] })
+
+      const twice = await world.run(["hooks", "install", "claude-code", "--json"])
+      expect(twice.json).toMatchObject({ changed: false, entries: 9 })
+      expect(JSON.parse(fs.readFileSync(settingsFile, "utf8"))).toEqual(written)
+
+      const removed = await world.run(["hooks", "uninstall", "claude-code", "--json"])
+      expect(removed.json).toMatchObject({ changed: true, entries: 0 })
+      expect(JSON.parse(fs.readFileSync(settingsFile, "utf8"))).toEqual(theirs)
+
+      // a settings file that is not JSON is refused, named, and left as it was
+      fs.writeFileSync(settingsFile, "{ not json")
+      const broken = await world.run(["hooks", "install", "claude-code", "--json"])
+      expect(broken.code).toBe(2)
+      expect(broken.json.error.field).toBe(settingsFile)
+      expect(fs.readFileSync(settingsFile, "utf8")).toBe("{ not json")
+    })
+  })
+}

@@ -1,0 +1,15 @@
+/**
+ * `@ratchet/host-claude-code`: the Claude Code adapter and its settings entries.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * @since 0.1.0
+ */
+export * as ClaudeCode from "./ClaudeCode.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Settings from "./Settings.js"

@@ -11,6 +11,7 @@ import * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Completion from "@ratchet/controller/Completion"
 import * as ClaudeCode from "@ratchet/host-claude-code/ClaudeCode"
+import * as Codex from "@ratchet/host-codex/Codex"
 import * as HostAdapter from "@ratchet/host/HostAdapter"
 import * as Stats from "@ratchet/controller/Stats"
 import * as Verify from "@ratchet/controller/Verify"
@@ -193,7 +194,7 @@ const confirm = (subject: Controller.ApprovalSubject, env: Env) =>
   })
 
 /** The host adapters `ratchet hook <host>` answers for. */
-const adapters: Readonly<Record<string, HostAdapter.HostAdapter>> = { [ClaudeCode.name]: ClaudeCode.adapter }
+const adapters: Readonly<Record<string, HostAdapter.HostAdapter>> = { [ClaudeCode.name]: ClaudeCode.adapter, [Codex.name]: Codex.adapter }
 
 /**
  * Every command, in the order `ratchet --help` lists them.
@@ -994,15 +995,15 @@ export const commands: ReadonlyArray<CommandSpec> = [
   {
     name: "hook",
     usage: "ratchet hook <host>",
-    summary: "Answer one hook call of an agent host (Claude Code) in the host's own protocol",
+    summary: "Answer one hook call of an agent host (Claude Code, Codex) in the host's own protocol",
     description: [
       "Reads one hook payload on standard input and answers it the way the host expects (the host runs this; you rarely do). A tool call is judged by the guard against the task in progress in the payload's working directory: approvals (ratchet approve, reopen, unblock --resolve) are denied in every state; Ratchet's runtime store and .ratchet/ are never written by a tool; file writes (and shell commands that write) are denied unless the task is RUNNING, no other owner holds its lease and every path is inside the spec's allowedScope and outside its forbiddenScope; destructive commands (rm -rf, git reset --hard, git push --force) are asked about. A stop is blocked once while required criteria are unverified. Every other event passes.",
       "The task is RATCHET_TASK when set, else the project's only task that has not ended, else the only one with a run in progress; with several, writes are denied until RATCHET_TASK names one. Outside a Ratchet project only approvals and writes to the store are denied.",
-      "When the payload cannot be read or Ratchet cannot decide, a tool call is blocked (exit 2, the reason on standard error) and any other event goes on with a one-line warning. Writes nothing to the store. --json changes nothing: the answer is always the host's protocol. Hosts: claude-code."
+      "When the payload cannot be read or Ratchet cannot decide, a tool call is blocked (exit 2, the reason on standard error) and any other event goes on with a one-line warning. Writes nothing to the store. --json changes nothing: the answer is always the host's protocol. Hosts: claude-code, codex (Codex cannot ask, so an ask is a denial saying what the user would have been asked)."
     ].join(" "),
-    positionals: [{ name: "host", description: "The host whose payload this is: claude-code", required: true }],
+    positionals: [{ name: "host", description: "The host whose payload this is: claude-code or codex", required: true }],
     options: {},
-    examples: ["ratchet hook claude-code"],
+    examples: ["ratchet hook claude-code", "ratchet hook codex"],
     needs: "standalone",
     run: (parsed) =>
       Effect.gen(function*() {
@@ -1021,17 +1022,17 @@ export const commands: ReadonlyArray<CommandSpec> = [
   ...(["install", "uninstall"] as const).map((action): CommandSpec => ({
     name: `hooks ${action}`,
     usage: `ratchet hooks ${action} <host> [--scope project|user]${action === "install" ? " [--command <text>]" : ""}`,
-    summary: action === "install" ? "Register Ratchet's hooks in a host's settings (Claude Code: .claude/settings.json)" : "Remove Ratchet's hooks from a host's settings, leaving everything else",
+    summary: action === "install" ? "Register Ratchet's hooks in a host's settings (.claude/settings.json, .codex/hooks.json)" : "Remove Ratchet's hooks from a host's settings, leaving everything else",
     description: action === "install"
-      ? `Merges Ratchet's hook entries (ratchet hook claude-code for SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure, Stop, SubagentStop and SessionEnd, with a ${10} s timeout) into the project's .claude/settings.json (--scope project, the default; the file beside .ratchet/) or the user's ~/.claude/settings.json (--scope user; CLAUDE_CONFIG_DIR when set). Every other hook and setting is kept; running it again changes nothing; a changed --command replaces our entries. A file that is not JSON, or whose hooks are not Claude Code's shape, is refused and left as it was. Claude Code reads settings when a session starts; /hooks inside it shows them.`
-      : "Removes exactly the hook entries that run ratchet hook claude-code from the settings file of --scope (project by default, or user), keeping every other hook and setting; groups and events left empty are removed. Without any of ours it changes nothing.",
-    positionals: [{ name: "host", description: "The host: claude-code", required: true }],
+      ? "Merges Ratchet's hook entries (ratchet hook <host>, 10 s timeout) into the host's settings: Claude Code's .claude/settings.json (SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure, Stop, SubagentStop, SessionEnd) or Codex's .codex/hooks.json (the same but PostToolUseFailure and SessionEnd). --scope project (the default) writes the file beside .ratchet/; --scope user writes the user's (~/.claude/settings.json or CLAUDE_CONFIG_DIR; ~/.codex/hooks.json or CODEX_HOME). Every other hook and setting is kept; running it again changes nothing; a changed --command replaces our entries. A file that is not JSON, or whose hooks are not the host's shape, is refused and left as it was. The host reads its settings when a session starts (/hooks shows them; Codex asks you to review new hooks there before it runs them)."
+      : "Removes exactly the hook entries that run ratchet hook <host> from the host's settings file of --scope (project by default, or user), keeping every other hook and setting; groups and events left empty are removed. Without any of ours it changes nothing.",
+    positionals: [{ name: "host", description: "The host: claude-code or codex", required: true }],
     options: {
-      scope: { type: "string", valueName: "<scope>", choices: ["project", "user"], description: "project (the repository's .claude/settings.json, default) or user (~/.claude/settings.json)." },
-      ...(action === "install" ? { command: { type: "string", valueName: "<text>", description: "The command the host runs (default: ratchet hook claude-code); use an absolute path when ratchet is not on the host's PATH." } } : {})
+      scope: { type: "string", valueName: "<scope>", choices: ["project", "user"], description: "project (the repository's settings file, default) or user (the user's)." },
+      ...(action === "install" ? { command: { type: "string", valueName: "<text>", description: "The command the host runs (default: ratchet hook <host>); use an absolute path when ratchet is not on the host's PATH." } } : {})
     },
     examples: action === "install"
-      ? ["ratchet hooks install claude-code", "ratchet hooks install claude-code --scope user", "ratchet hooks install claude-code --command \"/opt/ratchet/bin/ratchet hook claude-code\""]
+      ? ["ratchet hooks install claude-code", "ratchet hooks install codex", "ratchet hooks install claude-code --scope user", "ratchet hooks install claude-code --command \"/opt/ratchet/bin/ratchet hook claude-code\""]
       : ["ratchet hooks uninstall claude-code", "ratchet hooks uninstall claude-code --scope user --json"],
     needs: "standalone",
     run: (parsed, env) =>
@@ -1040,14 +1041,14 @@ export const commands: ReadonlyArray<CommandSpec> = [
           action,
           host: str(parsed, "host"),
           scope: parsed.options["scope"] === "user" ? "user" : "project",
-          command: typeof parsed.options["command"] === "string" ? parsed.options["command"] : "ratchet hook claude-code",
+          command: typeof parsed.options["command"] === "string" ? parsed.options["command"] : undefined,
           cwd: env.cwd
         }),
         (change) =>
           ok(
             { ...change },
             change.changed
-              ? `${action === "install" ? "Installed" : "Removed"} Ratchet's hooks ${action === "install" ? "in" : "from"} ${change.file} (${change.entries} of ours now).${action === "install" ? "\nClaude Code reads them when a session starts; /hooks shows them." : ""}`
+              ? `${action === "install" ? "Installed" : "Removed"} Ratchet's hooks ${action === "install" ? "in" : "from"} ${change.file} (${change.entries} of ours now).${action === "install" ? `\nThe host reads them when a session starts; /hooks shows them${change.host === "codex" ? " (Codex asks you to review new hooks there before it runs them)" : ""}.` : ""}`
               : `${change.file} already ${action === "install" ? "has Ratchet's hooks" : "has none of Ratchet's hooks"}; nothing changed.`
           )
       )

@@ -81,7 +81,8 @@ const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent) =>
           : decision
       }
       case "StopRequested": {
-        if (event.continuing) return Guard.stop(null, true)
+        // A subagent's stop ends its part, not the session's work: only the main agent is held.
+        if (event.continuing || event.subagent) return Guard.stop(null, true)
         const { selection } = yield* guardContext(event.session)
         return Guard.stop(selection._tag === "One" ? selection.task : null, false)
       }

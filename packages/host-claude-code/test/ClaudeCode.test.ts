@@ -187,7 +187,13 @@ describe("ClaudeCode.reply and failure", () => {
   })
 
   it("a failure blocks tool calls (exit 2, reason on stderr) and unknown events, and only warns elsewhere", () => {
-    for (const name of ["PreToolUse", "PermissionRequest", null]) {
+    const request = ClaudeCode.failure("PermissionRequest", "the store is locked")
+    expect(request.exitCode).toBe(0)
+    expect(JSON.parse(request.stdout).hookSpecificOutput).toEqual({
+      hookEventName: "PermissionRequest",
+      decision: { behavior: "deny", message: "Ratchet could not check this call: the store is locked" }
+    })
+    for (const name of ["PreToolUse", null]) {
       const reply = ClaudeCode.failure(name, "the store is locked")
       expect(reply.exitCode).toBe(2)
       expect(reply.stdout).toBe("")

@@ -81,7 +81,7 @@ describe("Settings.uninstall", () => {
 
   it("recognises our command however it is launched, and nothing that merely mentions it", () => {
     const accepted = ["ratchet hook claude-code", "/usr/local/bin/ratchet hook claude-code", "npx ratchet hook claude-code", "\"/opt/my tools/ratchet\" hook claude-code"]
-    const rejected = ["ratchet hook codex", "echo ratchet hook claude-code-extra", "myratchet hook claude-code", "ratchet status"]
+    const rejected = ["ratchet hook codex", "echo ratchet hook claude-code-extra", "myratchet hook claude-code", "ratchet status", "logger 'ratchet hook claude-code ran'", "echo ratchet hook claude-code"]
     for (const text of accepted) expect(Settings.isOurs({ type: "command", command: text }), text).toBe(true)
     for (const text of rejected) expect(Settings.isOurs({ type: "command", command: text }), text).toBe(false)
     expect(Settings.isOurs({ type: "prompt", command })).toBe(false)

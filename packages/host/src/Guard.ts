@@ -101,10 +101,19 @@ const inside = (parent: string, child: string): boolean => {
   return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative))
 }
 
-/** `word` as an absolute path, from the call's cwd; `~` is the home directory. */
-const absolute = (word: string, context: Context): string => {
-  const expanded = word === "~" ? context.home : word.startsWith("~/") ? path.join(context.home, word.slice(2)) : word
-  return path.resolve(context.cwd, expanded)
+/** The variables a path may name that the guard can resolve. */
+const variables = (context: Context): Readonly<Record<string, string>> => ({ HOME: context.home, RATCHET_HOME: context.storeDirectory, PWD: context.cwd })
+
+/**
+ * `word` as an absolute path, from the call's cwd; `~`, `$HOME`, `$RATCHET_HOME` and `$PWD` are
+ * resolved; null when another expansion is left (the path is not known from the text).
+ */
+const absolute = (word: string, context: Context): string | null => {
+  const known = variables(context)
+  const expanded = word.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (whole, name: string) => known[name] ?? whole)
+  if (/[$`]/.test(expanded)) return null
+  const home = expanded === "~" ? context.home : expanded.startsWith("~/") ? path.join(context.home, expanded.slice(2)) : expanded
+  return path.resolve(context.cwd, home)
 }
 
 type Where =
@@ -112,18 +121,20 @@ type Where =
   | { readonly _tag: "Temporary" }
   | { readonly _tag: "Outside"; readonly shown: string }
   | { readonly _tag: "Workspace"; readonly relative: string }
+  | { readonly _tag: "Unknown"; readonly shown: string }
 
 const where = (word: string, context: Context): Where => {
   const file = absolute(word, context)
+  // An unresolved variable: a mention of Ratchet's store is taken at its word; otherwise unknown.
+  if (file === null) return /ratchet/i.test(word) ? { _tag: "Store", shown: word } : { _tag: "Unknown", shown: word }
   if (inside(context.storeDirectory, file) || inside(file, context.storeDirectory)) return { _tag: "Store", shown: word }
   // The workspace first: a repository that itself lives in a temporary directory is still the project.
   if (!inside(context.root, file)) {
     return context.temporary.some((directory) => inside(directory, file)) ? { _tag: "Temporary" } : { _tag: "Outside", shown: word }
   }
   const relative = path.relative(context.root, file).split(path.sep).join("/")
-  // The workspace itself (`rm -rf .`) holds `.ratchet/`.
-  if (relative === "" || Scope.isRatchetPath(relative)) return { _tag: "Store", shown: word }
-  return { _tag: "Workspace", relative }
+  if (Scope.isRatchetPath(relative)) return { _tag: "Store", shown: word }
+  return { _tag: "Workspace", relative: relative === "" ? "." : relative }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -204,6 +215,8 @@ const writes = (tool: string, paths: ReadonlyArray<string>, unknown: boolean, co
     )
   }
   for (const place of project) {
+    // A path the text does not resolve (`$OUT/x`) is judged after the step by the scope check.
+    if (place._tag === "Unknown") continue
     if (place._tag === "Outside") {
       return deny(`${place.shown} is outside the workspace ${context.root}.`, "Keep the task's changes inside the repository; use a temporary directory for scratch files.")
     }
@@ -238,7 +251,7 @@ export const decide = (call: HostEvent.ToolCall, context: Context): Decision => 
           "Ask the user to run it themselves at an interactive terminal, where they read what they approve and type its confirmation."
         )
       }
-      if (shell.mentions.some((word) => /(^|\/)ratchet\.db(-wal|-shm|-journal)?$/.test(word)) && shell.commands.some((command) => /(^|\/)sqlite3?$/.test(command.words[0] ?? ""))) {
+      if (shell.mentions.some((word) => /ratchet\.db(-wal|-shm|-journal)?\b/.test(word)) && shell.programs.some((program) => /^sqlite3?$/.test(program))) {
         return deny(
           "the command opens Ratchet's runtime store with a database shell; only Ratchet writes there.",
           "Read the task through ratchet status, ratchet log or ratchet evidence instead."

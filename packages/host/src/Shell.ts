@@ -65,6 +65,8 @@ export interface Classification {
   readonly destructive: ReadonlyArray<string>
   /** Every word and redirection target, for callers that look for paths the command mentions. */
   readonly mentions: ReadonlyArray<string>
+  /** The program of every simple command, wrappers (`sudo`, `env`, …) looked through. */
+  readonly programs: ReadonlyArray<string>
 }
 
 /** How deep `sh -c`, `$(…)` and backquotes nest before the rest is judged by its words alone. */
@@ -90,10 +92,57 @@ type Token =
   | { readonly _tag: "Separator" }
   | { readonly _tag: "Redirect"; readonly output: boolean; readonly duplicates: boolean }
 
-/** The body of `$(…)` starting at `start` (just after `$(`): its text and the index after `)`. */
+/**
+ * The delimiter of a here-document whose `<<` ends just before `start`: the word after an optional
+ * `-` and blanks, quotes removed; with the index after it and whether tabs are stripped (`<<-`).
+ */
+const heredocDelimiter = (text: string, start: number): { readonly delimiter: string; readonly end: number; readonly tabs: boolean } => {
+  let i = start
+  const tabs = text[i] === "-"
+  if (tabs) i++
+  while (text[i] === " " || text[i] === "\t") i++
+  let delimiter = ""
+  while (i < text.length && !" \t\n;&|<>()".includes(text[i]!)) {
+    const char = text[i]!
+    if (char === "'" || char === "\"") {
+      const close = text.indexOf(char, i + 1)
+      delimiter += text.slice(i + 1, close === -1 ? text.length : close)
+      i = close === -1 ? text.length : close + 1
+      continue
+    }
+    if (char === "\\") {
+      delimiter += text[i + 1] ?? ""
+      i += 2
+      continue
+    }
+    delimiter += char
+    i++
+  }
+  return { delimiter, end: i, tabs }
+}
+
+/**
+ * The index after the bodies of the pending here-documents, which start at `start` (just after a
+ * line end): each runs to a line that is its delimiter. The bodies are input, never commands.
+ */
+const skipHeredocs = (text: string, start: number, pending: ReadonlyArray<{ readonly delimiter: string; readonly tabs: boolean }>): number => {
+  let i = start
+  for (const { delimiter, tabs } of pending) {
+    while (i < text.length) {
+      const end = text.indexOf("\n", i)
+      const line = text.slice(i, end === -1 ? text.length : end)
+      i = end === -1 ? text.length : end + 1
+      if ((tabs ? line.replace(/^\t+/, "") : line) === delimiter) break
+    }
+  }
+  return i
+}
+
+/** The index of the `)` closing the `$(` whose body starts at `start` (or the end of the text). */
 const substitutionEnd = (text: string, start: number): number => {
   let depth = 1
   let i = start
+  let pending: Array<{ readonly delimiter: string; readonly tabs: boolean }> = []
   while (i < text.length) {
     const char = text[i]!
     if (char === "\\") {
@@ -103,6 +152,23 @@ const substitutionEnd = (text: string, start: number): number => {
     if (char === "'") {
       const close = text.indexOf("'", i + 1)
       i = close === -1 ? text.length : close + 1
+      continue
+    }
+    if (char === "\"") {
+      i++
+      while (i < text.length && text[i] !== "\"") i += text[i] === "\\" ? 2 : 1
+      i++
+      continue
+    }
+    if (char === "<" && text[i + 1] === "<" && text[i + 2] !== "<") {
+      const heredoc = heredocDelimiter(text, i + 2)
+      if (heredoc.delimiter !== "") pending.push(heredoc)
+      i = heredoc.end
+      continue
+    }
+    if (char === "\n" && pending.length > 0) {
+      i = skipHeredocs(text, i + 1, pending)
+      pending = []
       continue
     }
     if (char === "(") depth++
@@ -128,9 +194,39 @@ const lex = (text: string): { readonly tokens: ReadonlyArray<Token>; readonly ne
     if (word !== null) tokens.push({ _tag: "Word", word })
     word = null
   }
+  let pending: Array<{ readonly delimiter: string; readonly tabs: boolean }> = []
   let i = 0
   while (i < text.length) {
     const char = text[i]!
+    if (char === "$" && text[i + 1] === "'") {
+      // ANSI-C quoting: `$'approve'` is the word approve.
+      const w = start()
+      w.quoted = true
+      i += 2
+      while (i < text.length && text[i] !== "'") {
+        if (text[i] === "\\" && i + 1 < text.length) {
+          w.text += text[i + 1]
+          i += 2
+          continue
+        }
+        w.text += text[i]
+        i++
+      }
+      i++
+      continue
+    }
+    if (char === "$" && text[i + 1] === "\"") {
+      // `$"…"` (locale quoting) reads as `"…"`.
+      i++
+      continue
+    }
+    if (char === "\n" && pending.length > 0) {
+      finish()
+      tokens.push({ _tag: "Separator" })
+      i = skipHeredocs(text, i + 1, pending)
+      pending = []
+      continue
+    }
     if (char === "\\") {
       // A backslash-newline joins lines; otherwise the next character is literal.
       if (text[i + 1] === "\n") {
@@ -240,13 +336,23 @@ const lex = (text: string): { readonly tokens: ReadonlyArray<Token>; readonly ne
       else finish()
       const output = char === ">"
       let j = i + 1
+      if (!output && text[j] === ">") {
+        // `<>` opens the file for reading and writing.
+        tokens.push({ _tag: "Redirect", output: true, duplicates: false })
+        i = j + 1
+        continue
+      }
       if (text[j] === ">" || text[j] === "|") j++
       if (!output && text[j] === "<") {
-        // A here-document or here-string: its body is input, not a path.
-        j++
-        if (text[j] === "<") j++
-        tokens.push({ _tag: "Redirect", output: false, duplicates: true })
-        i = j
+        // A here-string (`<<<`) is input; a here-document's body (after this line) is skipped.
+        if (text[j + 1] === "<") {
+          tokens.push({ _tag: "Redirect", output: false, duplicates: true })
+          i = j + 2
+          continue
+        }
+        const heredoc = heredocDelimiter(text, j + 1)
+        if (heredoc.delimiter !== "") pending.push(heredoc)
+        i = heredoc.end
         continue
       }
       const duplicates = text[j] === "&"
@@ -270,8 +376,11 @@ const simpleCommands = (tokens: ReadonlyArray<Token>): ReadonlyArray<SimpleComma
   let pending: { readonly output: boolean; readonly duplicates: boolean } | null = null
   const flush = () => {
     if (words.length > 0 || redirects.length > 0) {
-      const program = words.find((word, index) => !(isAssignment(word) && words.slice(0, index).every(isAssignment)))
-      commands.push({ words: words.map((word) => word.text), redirects, computedProgram: program?.computed ?? false })
+      // The program is the first word that is not a leading assignment (`A=1 B=2 cmd`).
+      const program = words.find((word) => !isAssignment(word))
+      // A brace expansion (`{ratchet,}`) is a program the text names only after expansion.
+      const computedProgram = program !== undefined && (program.computed || (!program.quoted && /\{[^}]*,[^}]*\}/.test(program.text)))
+      commands.push({ words: words.map((word) => word.text), redirects, computedProgram })
     }
     words = []
     redirects = []
@@ -308,39 +417,53 @@ const isAssignment = (word: Word): boolean => !word.quoted && /^[A-Za-z_][A-Za-z
 const basename = (word: string): string => word.slice(word.lastIndexOf("/") + 1)
 
 /** Programs that run the rest of their words as a command. */
-const wrappers = new Set(["sudo", "doas", "env", "command", "exec", "nohup", "time", "nice", "ionice", "timeout", "stdbuf", "xargs", "watch", "builtin"])
+const wrappers = new Set(["sudo", "doas", "env", "command", "exec", "nohup", "time", "nice", "ionice", "timeout", "stdbuf", "xargs", "watch", "builtin", "setsid", "chronic", "unbuffer", "flock", "caffeinate"])
+
+/** Reserved words that precede a command (`if cmd; then …`, `! cmd`, `while cmd; do …`). */
+const keywords = new Set(["!", "if", "then", "elif", "else", "do", "while", "until", "coproc", "time", "{", "}"])
+
+/** Wrapper options that take a value. */
+const valued = new Set(["-n", "-u", "-g", "-s", "-k", "-i", "-o", "-e", "-C", "-I", "-d", "-P", "-L", "-a", "-E", "-S", "--chdir", "--user", "--group"])
 
 /** The words of the command a wrapper runs: its options (and, for some, their values) skipped. */
 const unwrap = (words: ReadonlyArray<string>): ReadonlyArray<string> => {
-  let rest = [...words]
-  for (let guard = 0; guard < 8; guard++) {
-    while (rest.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[0]!)) rest = rest.slice(1)
-    const program = rest[0] === undefined ? "" : basename(rest[0])
-    if (!wrappers.has(program)) return rest
-    rest = rest.slice(1)
-    // Options of the wrapper; `timeout` and `nice -n` take a value.
-    while (rest.length > 0 && rest[0]!.startsWith("-")) {
-      const option = rest[0]!
-      rest = rest.slice(1)
-      if (["-n", "-u", "-g", "-s", "-k", "-i", "-o", "-e", "-C", "-I", "-d", "-P", "-L"].includes(option) && rest.length > 0) rest = rest.slice(1)
+  let index = 0
+  for (let guard = 0; guard < 16; guard++) {
+    while (index < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[index]!) || keywords.has(words[index]!))) index++
+    const program = words[index] === undefined ? "" : basename(words[index]!)
+    // `flock <file> cmd` takes its lock file first.
+    if (!wrappers.has(program)) return words.slice(index)
+    index++
+    while (index < words.length && words[index]!.startsWith("-")) {
+      const option = words[index]!
+      index++
+      if (valued.has(option) && index < words.length) index++
     }
-    if (program === "timeout" && rest.length > 0 && /^[0-9.]+[smhd]?$/.test(rest[0]!)) rest = rest.slice(1)
+    if ((program === "timeout" && /^[0-9.]+[smhd]?$/.test(words[index] ?? "")) || (program === "flock" && index < words.length)) index++
   }
-  return rest
+  return words.slice(index)
 }
 
 /** `ratchet`, or a launcher of it (`npx ratchet`, `npm exec ratchet --`, `node …/ratchet.js`). */
 const ratchetArguments = (words: ReadonlyArray<string>): ReadonlyArray<string> | null => {
   const program = words[0] === undefined ? "" : basename(words[0])
   if (/^ratchet(\.[cm]?js)?$/.test(program)) return words.slice(1)
-  if (program === "npx" || program === "bunx" || program === "pnpx") {
-    const rest = words.slice(1).filter((word) => !word.startsWith("-"))
-    return rest[0] !== undefined && /(^|\/|@ratchet\/)(ratchet|cli)(@[^/]*)?$/.test(rest[0]) ? words.slice(words.indexOf(rest[0]) + 1) : null
+  const launched = (from: number): ReadonlyArray<string> | null => {
+    // The first word naming ratchet (or its package) after the launcher and its options.
+    for (let index = from; index < words.length; index++) {
+      const word = words[index]!
+      if (word === "--" || word.startsWith("-")) continue
+      if (/(^|\/)ratchet(@[^/]*)?$/.test(word)) return words.slice(index + 1)
+      if (/^@ratchet\/cli(@[^/]*)?$/.test(word)) {
+        // `npx -p @ratchet/cli ratchet approve`: the package, then the bin.
+        return words[index + 1] !== undefined && /(^|\/)ratchet$/.test(words[index + 1]!) ? words.slice(index + 2) : words.slice(index + 1)
+      }
+    }
+    return null
   }
-  if ((program === "npm" || program === "pnpm" || program === "yarn") && words[1] === "exec") {
-    const rest = words.slice(2).filter((word) => word !== "--" && !word.startsWith("-"))
-    return rest[0] !== undefined && /(^|\/)ratchet$/.test(rest[0]) ? words.slice(words.indexOf(rest[0]) + 1) : null
-  }
+  if (program === "npx" || program === "bunx" || program === "pnpx") return launched(1)
+  if ((program === "npm" || program === "pnpm" || program === "yarn") && ["exec", "x", "dlx"].includes(words[1] ?? "")) return launched(2)
+  if ((program === "yarn" || program === "pnpm") && /(^|\/)ratchet$/.test(words[1] ?? "")) return words.slice(2)
   if (program === "node" || program === "tsx" || program === "bun") {
     const script = words.slice(1).find((word) => !word.startsWith("-"))
     return script !== undefined && /(^|\/)(ratchet(\.[cm]?js)?|ratchet\/bin\.[cm]?js|apps\/cli\/.*\.[cm]?js)$/.test(script)
@@ -352,7 +475,9 @@ const ratchetArguments = (words: ReadonlyArray<string>): ReadonlyArray<string> |
 
 /** The approval a `ratchet` invocation would give, given its arguments. */
 const approvalOf = (args: ReadonlyArray<string>): Approval["subcommand"] | null => {
-  const subcommand = args.find((word) => !word.startsWith("-"))
+  const first = args.find((word) => !word.startsWith("-"))
+  // `{approve,}` (brace expansion) names approve as surely as `approve` does.
+  const subcommand = first === undefined ? undefined : first.replace(/[{}]/g, "").split(",").find((part) => part === "approve" || part === "reopen" || part === "unblock") ?? first
   if (subcommand === "approve") return "approve"
   if (subcommand === "reopen") return "reopen"
   if (subcommand === "unblock" && args.some((word) => word === "--resolve" || word.startsWith("--resolve="))) return "unblock --resolve"
@@ -398,7 +523,9 @@ const effectsOf = (words: ReadonlyArray<string>): Effects => {
     case "install":
     case "rsync": {
       const targets = operands(args)
-      const target = args.find((word) => word.startsWith("--target-directory="))?.slice("--target-directory=".length) ?? targets[targets.length - 1]
+      const flag = args.findIndex((word) => word === "-t" || word === "--target-directory")
+      const target = args.find((word) => word.startsWith("--target-directory="))?.slice("--target-directory=".length) ??
+        (flag !== -1 ? args[flag + 1] : targets[targets.length - 1])
       const deletes = program === "rsync" && args.some((word) => word.startsWith("--delete"))
       return { paths: target === undefined ? [] : [target], unknown: false, destructive: deletes ? [`${text} deletes files at the target`] : [] }
     }
@@ -463,9 +590,14 @@ const gitEffects = (all: ReadonlyArray<string>, text: string): Effects => {
     case "reset":
       return { paths: [], unknown: true, destructive: args.includes("--hard") || args.includes("--merge") ? [`${text} discards uncommitted changes`] : [] }
     case "clean":
-      return { paths: [], unknown: true, destructive: hasFlag(args, "f", ["--force"]) ? [`${text} deletes untracked files`] : [] }
+      // Without -f git refuses to delete anything.
+      return hasFlag(args, "f", ["--force"]) ? { paths: [], unknown: true, destructive: [`${text} deletes untracked files`] } : none
     case "checkout":
+    case "switch":
     case "restore": {
+      // A new branch from here (`checkout -b`, `switch -c`) and the index alone (`restore --staged`) leave the files as they are.
+      if (args.some((word) => ["-b", "-B", "-c", "-C", "--orphan"].includes(word)) && !args.includes("--")) return none
+      if (subcommand === "restore" && args.includes("--staged") && !args.includes("--worktree") && !args.includes("-W")) return none
       const discards = args.includes("--") || args.includes(".") || args.includes("--force") || hasFlag(args, "f", []) || subcommand === "restore"
       return { paths: [], unknown: true, destructive: discards ? [`${text} overwrites changes in the work tree`] : [] }
     }
@@ -480,6 +612,7 @@ const gitEffects = (all: ReadonlyArray<string>, text: string): Effects => {
     case "branch":
       return { paths: [], unknown: false, destructive: args.includes("-D") || (args.includes("--delete") && args.includes("--force")) ? [`${text} deletes a branch that may not be merged`] : [] }
     case "stash":
+      if (args[0] === "list" || args[0] === "show") return none
       return { paths: [], unknown: true, destructive: args[0] === "drop" || args[0] === "clear" ? [`${text} drops stashed changes`] : [] }
     case "rm":
     case "mv":
@@ -491,7 +624,6 @@ const gitEffects = (all: ReadonlyArray<string>, text: string): Effects => {
     case "pull":
     case "cherry-pick":
     case "revert":
-    case "switch":
       return { paths: [], unknown: true, destructive: [] }
     default:
       return none
@@ -517,6 +649,7 @@ export const classify = (command: string): Classification => {
   const paths: Array<string> = []
   const destructive: Array<string> = []
   const mentions: Array<string> = []
+  const programs: Array<string> = []
   let unknown = false
   // Past the nesting bound the text is judged by its words: nesting must not hide an approval.
   const beyond = (text: string) => {
@@ -533,12 +666,22 @@ export const classify = (command: string): Classification => {
   }
   const visit = (text: string, depth: number) => {
     const { nested, tokens } = lex(text.length > maxLength ? text.slice(0, maxLength) : text)
+    // `cd dir && …`: later relative paths are relative to dir.
+    let directory = ""
+    const at = (target: string): string =>
+      directory === "" || target.startsWith("/") || target.startsWith("~") || target.startsWith("$") ? target : `${directory}/${target}`
     for (const simple of simpleCommands(tokens)) {
       commands.push(simple)
       mentions.push(...simple.words, ...simple.redirects)
-      paths.push(...simple.redirects.filter((target) => target !== "/dev/null" && target !== "/dev/stdout" && target !== "/dev/stderr"))
+      paths.push(...simple.redirects.filter((target) => !/^\/dev\/(null|stdout|stderr|tty|fd\/[0-9]+)$/.test(target)).map(at))
       const words = unwrap(simple.words)
       const program = words[0] === undefined ? "" : basename(words[0])
+      programs.push(program)
+      if (program === "cd" || program === "pushd") {
+        const target = words.slice(1).find((word) => !word.startsWith("-"))
+        directory = target === undefined ? "~" : at(target)
+        continue
+      }
       const ratchet = ratchetArguments(words)
       const approval = ratchet === null ? null : approvalOf(ratchet)
       if (approval !== null) approvals.push({ subcommand: approval, text: words.join(" ") })
@@ -549,15 +692,19 @@ export const classify = (command: string): Classification => {
         if (guessed !== null) approvals.push({ subcommand: guessed, text: words.join(" ") })
       }
       const effects = effectsOf(words)
-      paths.push(...effects.paths)
+      paths.push(...effects.paths.map(at))
       unknown ||= effects.unknown
       destructive.push(...effects.destructive)
       if (shells.has(program)) {
         const flag = words.findIndex((word, index) => index > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(word))
-        const script = flag === -1 ? undefined : words[flag + 1]
+        const script = flag === -1 ? undefined : words.slice(flag + 1).find((word) => !word.startsWith("-") && word !== "--")
         if (script !== undefined) {
           if (depth < maxDepth) visit(script, depth + 1)
           else beyond(script)
+        } else if (words.slice(1).every((word) => word.startsWith("-"))) {
+          // A shell reading its commands from standard input (`… | sh`, `bash <<< '…'`): the
+          // command line it is part of is judged by its words.
+          beyond(text)
         }
       }
       if (program === "eval" && depth < maxDepth) visit(words.slice(1).join(" "), depth + 1)
@@ -568,5 +715,10 @@ export const classify = (command: string): Classification => {
     }
   }
   visit(command, 0)
-  return { commands, approvals, writes: { paths, unknown }, destructive, mentions }
+  if (command.length > maxLength) {
+    // Past what is read as a shell reads it: judged by its words, and it may write anything.
+    beyond(command.slice(maxLength))
+    unknown = true
+  }
+  return { commands, approvals, writes: { paths, unknown }, destructive, mentions, programs }
 }

@@ -17,6 +17,16 @@ export * as HostAdapter from "./HostAdapter.js"
 /**
  * @since 0.1.0
  */
+export * as HookPayload from "./HookPayload.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as HookSettings from "./HookSettings.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as HostEvent from "./HostEvent.js"
 
 /**

@@ -42,7 +42,31 @@ describe("Shell.classify: approvals", () => {
     ["ratchet \\\n approve t-1 spec", "approve"],
     ["ratchet reopen t-1 --reason again", "reopen"],
     ["ratchet unblock t-1 --resolve succeeded", "unblock --resolve"],
-    ["ratchet unblock t-1 --resolve=failed", "unblock --resolve"]
+    ["ratchet unblock t-1 --resolve=failed", "unblock --resolve"],
+    // found in review: reserved words, ANSI-C quoting, brace expansion, shells reading stdin,
+    // options between -c and its script, launchers and wrappers
+    ["! ratchet approve t-1 spec", "approve"],
+    ["if ratchet approve t-1 spec; then :; fi", "approve"],
+    ["for i in 1; do ratchet approve t-1 spec; done", "approve"],
+    ["while ratchet approve t-1 spec; do break; done", "approve"],
+    ["ratchet $'approve' t-1 spec", "approve"],
+    ["$'ratchet' approve t-1 spec", "approve"],
+    ["ratchet $\"approve\" t-1 spec", "approve"],
+    ["{ratchet,} approve t-1 spec", "approve"],
+    ["ratchet {approve,} t-1 spec", "approve"],
+    ["echo 'ratchet approve t-1 spec' | sh", "approve"],
+    ["bash <<< 'ratchet approve t-1 spec'", "approve"],
+    ["sh -c -- 'ratchet approve t-1 spec'", "approve"],
+    ["bash -c -e 'ratchet approve t-1 spec'", "approve"],
+    ["echo \"$(echo \"it's\")\"; ratchet approve t-1 spec", "approve"],
+    ["cat <<'EOF' > notes.txt\nit's fine\nEOF\nratchet approve t-1 spec", "approve"],
+    ["npx -p @ratchet/cli ratchet approve t-1 spec", "approve"],
+    ["pnpm dlx @ratchet/cli approve t-1 spec", "approve"],
+    ["yarn ratchet approve t-1 spec", "approve"],
+    ["npm x ratchet approve t-1 spec", "approve"],
+    ["setsid ratchet approve t-1 spec", "approve"],
+    ["flock /tmp/lock ratchet approve t-1 spec", "approve"],
+    ["xargs -a /dev/null ratchet approve t-1 spec", "approve"]
   ]
   for (const [command, subcommand] of approving) {
     it(`finds ${subcommand} in ${JSON.stringify(command)}`, () => {
@@ -109,7 +133,14 @@ describe("Shell.classify: writes", () => {
     ["tar -xzf dist.tgz", [], true],
     ["sudo tee /etc/hosts < hosts", ["/etc/hosts"], false],
     ["bash -c 'echo x > inner.txt'", ["inner.txt"], false],
-    ["echo $(touch made.txt)", ["made.txt"], false]
+    ["echo $(touch made.txt)", ["made.txt"], false],
+    ["cd .ratchet && echo x > state.json", [".ratchet/state.json"], false],
+    ["cd docs; touch ../src/a.ts", ["docs/../src/a.ts"], false],
+    ["cd /tmp && touch scratch.txt", ["/tmp/scratch.txt"], false],
+    ["cp -t .ratchet evil.json", [".ratchet"], false],
+    ["echo hi 1<>.ratchet/state.json", [".ratchet/state.json"], false],
+    ["if true; then rm -rf docs; fi", ["docs"], false],
+    ["echo x > /dev/tty", [], false]
   ]
   for (const [command, paths, unknown] of cases) {
     it(`${JSON.stringify(command)} writes ${JSON.stringify(paths)}${unknown ? " and more" : ""}`, () => {
@@ -130,7 +161,14 @@ describe("Shell.classify: writes", () => {
     "tar -tzf dist.tgz",
     "find . -name '*.ts'",
     "npm test",
-    "node -e 'process.stdout.write(\"x > y\")'"
+    "node -e 'process.stdout.write(\"x > y\")'",
+    "git commit -m \"$(cat <<'EOF'\nhandle > in templates\nEOF\n)\"",
+    "git stash list",
+    "git stash show -p",
+    "git clean -n",
+    "git checkout -b feature",
+    "git switch -c feature",
+    "git restore --staged src/a.ts"
   ]
   for (const command of readOnly) {
     it(`${JSON.stringify(command)} writes nothing it names`, () => {
@@ -212,9 +250,20 @@ describe("Shell.classify: hostile input", () => {
     expect(() => Shell.classify("echo " + "$(".repeat(10_000))).not.toThrow()
   })
 
-  it("an oversized command (over 1 MiB) is judged by its first 64 KiB", () => {
+  it("an oversized command (over 1 MiB) is read as a shell reads it for 64 KiB, then by its words, and may write anything", () => {
     const command = `ratchet approve t-1 spec; echo ${"x".repeat(2 * 1024 * 1024)}; ratchet approve t-2 plan`
-    expect(Shell.classify(command).approvals.map((approval) => approval.text)).toEqual(["ratchet approve t-1 spec"])
+    const classified = Shell.classify(command)
+    expect(classified.approvals.map((approval) => approval.subcommand)).toEqual(["approve", "approve"])
+    expect(classified.writes.unknown).toBe(true)
+    expect(Shell.classify(`${" ".repeat(70_000)}; ratchet approve t-1 spec`).approvals).toHaveLength(1)
+  })
+
+  it("long runs of assignments, wrapper options or words stay linear and are still read", () => {
+    expect(Shell.classify(`${"a= ".repeat(21_800)}ratchet approve t-1 spec`).approvals).toHaveLength(1)
+    expect(Shell.classify(`sudo ${"- ".repeat(32_000)}ratchet approve t-1 spec`).approvals).toHaveLength(1)
+    expect(() => Shell.classify(`${"'".repeat(100_000)}`)).not.toThrow()
+    expect(() => Shell.classify(`${"\\".repeat(100_000)}`)).not.toThrow()
+    expect(() => Shell.classify(`${"$(".repeat(50_000)}`)).not.toThrow()
   })
 
   it("never throws on arbitrary text", () => {

@@ -17,21 +17,33 @@ import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { createTask, type Engine, events, makeWorld, removeWorlds, status, toPlanApproved, type World } from "../harness.js"
 
-const fixtures = path.resolve(import.meta.dirname, "../../../../../packages/host-claude-code/test/fixtures")
+const packages = path.resolve(import.meta.dirname, "../../../../../packages")
+const fixtureDirectory = { "claude-code": path.join(packages, "host-claude-code/test/fixtures"), codex: path.join(packages, "host-codex/test/fixtures") }
 
 /** A payload as JSON gives it: any field may be read or replaced. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON document
 type Payload = Record<string, any>
 
 /** A fixture payload with its cwd (and paths) moved into the world's repository. */
-const payload = (world: World, file: string, change: (value: Payload) => void = () => {}): string => {
-  const text = fs.readFileSync(path.join(fixtures, file), "utf8").replaceAll("/home/dev/project", world.repo)
+const payload = (world: World, file: string, change: (value: Payload) => void = () => {}, host: keyof typeof fixtureDirectory = "claude-code"): string => {
+  const text = fs.readFileSync(path.join(fixtureDirectory[host], file), "utf8").replaceAll("/home/dev/project", world.repo)
   const value = JSON.parse(text) as Payload
   change(value)
   return JSON.stringify(value)
 }
 
-const hook = (world: World, input: string) => world.run(["hook", "claude-code"], { input })
+const hook = (world: World, input: string, host: keyof typeof fixtureDirectory = "claude-code") => world.run(["hook", host], { input })
+
+/** A Codex payload. */
+const codex = (world: World, file: string, change: (value: Payload) => void = () => {}): string => payload(world, file, change, "codex")
+
+/** A Codex apply_patch that updates `file` (relative to the repository). */
+const patchOf = (file: string) => (value: Payload) => {
+  value["tool_input"]["command"] = `*** Begin Patch\n*** Update File: ${file}\n@@\n-a\n+b\n*** End Patch\n`
+}
+
+/** The reason of a PreToolUse denial printed by either host. */
+const denialOf = (stdout: string): string => JSON.parse(stdout).hookSpecificOutput.permissionDecisionReason
 
 /** The plan: one manual step, so the run leaves the task RUNNING with the step awaiting its worker. */
 const manualPlan = [
@@ -72,6 +84,12 @@ export const hookScenarios = (engine: Engine): void => {
       expect(JSON.parse(approve.stdout).hookSpecificOutput).toMatchObject({ permissionDecision: "deny" })
       expect(JSON.parse(approve.stdout).hookSpecificOutput.permissionDecisionReason).toContain("an agent may not approve")
 
+      // the Codex equivalents: an apply_patch is denied with the state, an approval is denied
+      const patchEarly = await hook(world, codex(world, "PreToolUse.apply_patch.json", patchOf("test/date.test.js")), "codex")
+      expect(patchEarly.code, patchEarly.stderr).toBe(0)
+      expect(denialOf(patchEarly.stdout)).toContain(`Task ${taskId} is INTERVIEWING`)
+      expect(denialOf((await hook(world, codex(world, "PreToolUse.bash-ratchet-approve.json"), "codex")).stdout)).toContain("an agent may not approve")
+
       // drive the task to RUNNING with the manual step awaiting its worker (the created task is
       // cancelled so that the new one is the only task in progress)
       await world.ok(["cancel", taskId, "--reason", "replaced by a planned task"])
@@ -93,6 +111,23 @@ export const hookScenarios = (engine: Engine): void => {
       expect(JSON.parse(own.stdout).hookSpecificOutput.permissionDecisionReason).toContain("Ratchet's own")
       // approvals are still denied while RUNNING
       expect(JSON.parse((await hook(world, payload(world, "PreToolUse.Bash.ratchet-approve.json"))).stdout).hookSpecificOutput.permissionDecision).toBe("deny")
+
+      // Codex while RUNNING: a patch inside the scope passes, one outside is denied; a destructive
+      // command, which Claude Code would ask about, is denied (Codex cannot ask) saying why
+      expect((await hook(world, codex(world, "PreToolUse.apply_patch.json", patchOf("test/date.test.js")), "codex")).stdout).toBe("")
+      expect(denialOf((await hook(world, codex(world, "PreToolUse.apply_patch.json"), "codex")).stdout)).toContain("outside the allowed scope")
+      const destructive = await hook(world, codex(world, "PreToolUse.bash-npm-test.json", (value) => {
+        value["tool_input"]["command"] = "rm -rf test/fixtures"
+      }), "codex")
+      expect(JSON.parse(destructive.stdout).hookSpecificOutput.permissionDecision).toBe("deny")
+      expect(denialOf(destructive.stdout)).toContain("deletes without asking")
+      const asked = await hook(world, payload(world, "PreToolUse.Bash.npm-test.json", (value) => {
+        value["tool_input"]["command"] = "rm -rf test/fixtures"
+      }))
+      expect(JSON.parse(asked.stdout).hookSpecificOutput.permissionDecision).toBe("ask")
+      const codexStop = JSON.parse((await hook(world, codex(world, "Stop.first.json"), "codex")).stdout)
+      expect(codexStop).toMatchObject({ decision: "block", reason: expect.stringContaining("AC-001") })
+      expect((await hook(world, codex(world, "Stop.continued.json"), "codex")).stdout).toBe("")
 
       // another task in the workspace that has not started its run: the running one is still the one held to...
       const draft = await createTask(world, "Another task, not started")
@@ -150,6 +185,13 @@ export const hookScenarios = (engine: Engine): void => {
       const unknown = await world.run(["hook", "cursor", "--json"], { input: "{}" })
       expect(unknown.code).toBe(2)
       expect(JSON.parse(unknown.stdout).error.field).toBe("host")
+      // Codex: an unreadable tool call is blocked (exit 2), another event fails open (exit 1, one line)
+      expect((await hook(world, "{", "codex")).code).toBe(2)
+      const open = await hook(world, codex(world, "Stop.first.json", (value) => {
+        value["session_id"] = []
+      }), "codex")
+      expect([open.code, open.stdout]).toEqual([1, ""])
+      expect(open.stderr).toContain("Ratchet (warning)")
     })
   })
 
@@ -176,6 +218,18 @@ export const hookScenarios = (engine: Engine): void => {
       const removed = await world.run(["hooks", "uninstall", "claude-code", "--json"])
       expect(removed.json).toMatchObject({ changed: true, entries: 0 })
       expect(JSON.parse(fs.readFileSync(settingsFile, "utf8"))).toEqual(theirs)
+
+      // Codex: .codex/hooks.json, created when missing, removed back to nothing of ours
+      const codexFile = path.join(world.repo, ".codex", "hooks.json")
+      const codexInstalled = await world.run(["hooks", "install", "codex", "--json"])
+      expect(codexInstalled.json).toMatchObject({ ok: true, host: "codex", file: codexFile, changed: true, entries: 7 })
+      expect(JSON.parse(fs.readFileSync(codexFile, "utf8")).hooks.Stop).toEqual([{ hooks: [{ type: "command", command: "ratchet hook codex", timeout: 10 }] }])
+      expect((await world.run(["hooks", "uninstall", "codex", "--json"])).json).toMatchObject({ changed: true, entries: 0 })
+      expect(JSON.parse(fs.readFileSync(codexFile, "utf8"))).toEqual({})
+      // a --command that does not run the hook would be unrecognisable later: refused
+      const wrong = await world.run(["hooks", "install", "codex", "--command", "echo hi", "--json"])
+      expect(wrong.code).toBe(2)
+      expect(wrong.json.error.field).toBe("--command")
 
       // a settings file that is not JSON is refused, named, and left as it was
       fs.writeFileSync(settingsFile, "{ not json")

@@ -1,7 +1,7 @@
 /**
  * `@ratchet/testkit` — what Ratchet publishes for testing: the storage conformance suite every
  * store layer runs, its checks and child-process harness, random task histories and event
- * builders.
+ * builders, and the host adapter kit (`HostKit`) every host adapter runs.
  *
  * `StorageConformance` registers vitest tests, so it needs vitest; a child process of the suite
  * imports `@ratchet/testkit/StorageChild` directly, which does not.
@@ -13,6 +13,8 @@
 export * as Events from "./Events.js"
 /** @since 0.1.0 */
 export * as Histories from "./Histories.js"
+/** @since 0.1.0 */
+export * as HostKit from "./HostKit.js"
 /** @since 0.1.0 */
 export * as Postgres from "./Postgres.js"
 /** @since 0.1.0 */

@@ -1,0 +1,42 @@
+/**
+ * The host kit's own promise check, `decodesOrFailsTyped`, can fail: an adapter that throws, dies,
+ * fails with an untyped error, or reports another host's name is caught; a typed failure passes.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as HostAdapter from "@ratchet/host/HostAdapter"
+import * as Effect from "effect/Effect"
+import * as HostKit from "../src/HostKit.js"
+
+const base: Omit<HostAdapter.HostAdapter, "decode"> = {
+  name: "kit-host",
+  canAsk: true,
+  reply: () => ({ stdout: "", stderr: "", exitCode: 0 }),
+  failure: () => ({ stdout: "", stderr: "", exitCode: 0 })
+}
+const session = { host: "kit-host", sessionId: "s", cwd: "/w" }
+
+describe("HostKit.decodesOrFailsTyped", () => {
+  const cases: ReadonlyArray<readonly [string, HostAdapter.HostAdapter["decode"], boolean]> = [
+    ["a decoded event of this host", () => Effect.succeed({ _tag: "Passthrough", session, name: "X" }), true],
+    ["a typed failure naming a field", () => Effect.fail(new HostAdapter.HostDecodeError({ host: "kit-host", field: "cwd", reason: "is missing", event: null })), true],
+    ["an event claiming another host", () => Effect.succeed({ _tag: "Passthrough", session: { ...session, host: "other" }, name: "X" }), false],
+    ["a typed failure of another host", () => Effect.fail(new HostAdapter.HostDecodeError({ host: "other", field: "cwd", reason: "x", event: null })), false],
+    ["a typed failure naming no field", () => Effect.fail(new HostAdapter.HostDecodeError({ host: "kit-host", field: "", reason: "x", event: null })), false],
+    ["a defect", () => Effect.die(new Error("boom")), false],
+    ["a throw", () => {
+      throw new Error("boom")
+    }, false]
+  ]
+  for (const [name, decode, expected] of cases) {
+    it(`${name}: ${expected ? "passes" : "is caught"}`, () => {
+      const adapter: HostAdapter.HostAdapter = { ...base, decode }
+      let verdict: boolean
+      try {
+        verdict = HostKit.decodesOrFailsTyped(adapter, "{}")
+      } catch {
+        verdict = false
+      }
+      expect(verdict).toBe(expected)
+    })
+  }
+})

@@ -29,9 +29,6 @@
  * @since 0.1.0
  */
 import { describe, expect, it } from "@effect/vitest"
-import type * as Guard from "@ratchet/host/Guard"
-import * as HostAdapter from "@ratchet/host/HostAdapter"
-import type * as HostEvent from "@ratchet/host/HostEvent"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -39,12 +36,73 @@ import * as fc from "fast-check"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
+// The kit describes an adapter by its shape (that of `@ratchet/host`'s `HostAdapter`) rather than
+// importing the SDK: the test kit sits below every package in the build graph, and the SDK's own
+// dependencies use the kit in their tests.
+
+/**
+ * What the kit needs of a decoded event.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface KitEvent {
+  readonly _tag: string
+  readonly session: { readonly host: string }
+  readonly call?: { readonly action: { readonly _tag: string } }
+}
+
+/**
+ * A guard decision, as `@ratchet/host`'s `Guard.Decision`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type KitDecision =
+  | { readonly _tag: "Allow" }
+  | { readonly _tag: "Deny"; readonly reason: string; readonly fix: string }
+  | { readonly _tag: "Ask"; readonly reason: string }
+
+/**
+ * An adapter's answer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface KitReply {
+  readonly stdout: string
+  readonly stderr: string
+  readonly exitCode: number
+}
+
+/**
+ * A host adapter, by the shape of `@ratchet/host`'s `HostAdapter`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface KitAdapter<E extends KitEvent = KitEvent> {
+  readonly name: string
+  readonly canAsk: boolean
+  readonly decode: (raw: string) => Effect.Effect<E, { readonly _tag: string; readonly host: string; readonly field: string; readonly message: string }>
+  readonly reply: (event: E, decision: KitDecision) => KitReply
+  readonly failure: (event: string | null, problem: string) => KitReply
+}
+
+/**
+ * The largest payload hosts send that adapters read (`@ratchet/host`'s `maxPayloadBytes`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxPayloadBytes = 16 * 1024 * 1024
+
 /**
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  readonly adapter: HostAdapter.HostAdapter
+export interface Options<E extends KitEvent = KitEvent> {
+  readonly adapter: KitAdapter<E>
   /** The directory of payload fixtures (`*.json`). */
   readonly fixtures: string
   /** Fixture file → `Tag` or `Tag:Action` (e.g. `ToolCallRequested:Write`); others may decode to anything. */
@@ -55,12 +113,12 @@ export interface Options {
   readonly runs?: number
 }
 
-const summary = (event: HostEvent.HostEvent): string => ("call" in event ? `${event._tag}:${event.call.action._tag}` : event._tag)
+const summary = (event: KitEvent): string => (event.call !== undefined ? `${event._tag}:${event.call.action._tag}` : event._tag)
 
-const silent: HostAdapter.Reply = { stdout: "", stderr: "", exitCode: 0 }
+const silent: KitReply = { stdout: "", stderr: "", exitCode: 0 }
 
 /** The decode, run to its exit: a throw or a defect is a failure of the kit's promise, not a value. */
-const decodeExit = (adapter: HostAdapter.HostAdapter, raw: string) => Effect.runSyncExit(Effect.either(adapter.decode(raw)))
+const decodeExit = <E extends KitEvent>(adapter: KitAdapter<E>, raw: string) => Effect.runSyncExit(Effect.either(adapter.decode(raw)))
 
 /**
  * What one decode must be: a decoded event, or the adapter's typed error naming a field.
@@ -68,7 +126,7 @@ const decodeExit = (adapter: HostAdapter.HostAdapter, raw: string) => Effect.run
  * @since 0.1.0
  * @category checks
  */
-export const decodesOrFailsTyped = (adapter: HostAdapter.HostAdapter, raw: string): boolean => {
+export const decodesOrFailsTyped = <E extends KitEvent>(adapter: KitAdapter<E>, raw: string): boolean => {
   let exit: ReturnType<typeof decodeExit>
   try {
     exit = decodeExit(adapter, raw)
@@ -88,11 +146,11 @@ export const decodesOrFailsTyped = (adapter: HostAdapter.HostAdapter, raw: strin
  * @since 0.1.0
  * @category testing
  */
-export const suite = (name: string, options: Options): void => {
+export const suite = <E extends KitEvent>(name: string, options: Options<E>): void => {
   const { adapter } = options
   const files = fs.readdirSync(options.fixtures).filter((file) => file.endsWith(".json")).sort()
   const read = (file: string) => fs.readFileSync(path.join(options.fixtures, file), "utf8")
-  const decoded = (file: string): HostEvent.HostEvent => {
+  const decoded = (file: string): E => {
     const result = Effect.runSync(Effect.either(adapter.decode(read(file))))
     if (Either.isLeft(result)) throw new Error(`${file} does not decode: ${result.left.message}`)
     return result.right
@@ -116,8 +174,8 @@ export const suite = (name: string, options: Options): void => {
     })
 
     describe("round-trips decisions", () => {
-      const deny: Guard.Decision = { _tag: "Deny", reason: "Kit reason 7f3a.", fix: "Kit fix 9c1b." }
-      const ask: Guard.Decision = { _tag: "Ask", reason: "Kit question 4e2d?" }
+      const deny: KitDecision = { _tag: "Deny", reason: "Kit reason 7f3a.", fix: "Kit fix 9c1b." }
+      const ask: KitDecision = { _tag: "Ask", reason: "Kit question 4e2d?" }
       for (const file of files) {
         it(`${file}: allow is silent`, () => {
           expect(adapter.reply(decoded(file), { _tag: "Allow" })).toEqual(silent)
@@ -190,8 +248,8 @@ export const suite = (name: string, options: Options): void => {
           }
         }
       })
-      it(`a payload over ${HostAdapter.maxPayloadBytes} bytes fails typed`, () => {
-        const raw = JSON.stringify({ hook_event_name: "PreToolUse", session_id: "s", cwd: "/w", padding: "x".repeat(HostAdapter.maxPayloadBytes) })
+      it(`a payload over ${maxPayloadBytes} bytes fails typed`, () => {
+        const raw = JSON.stringify({ hook_event_name: "PreToolUse", session_id: "s", cwd: "/w", padding: "x".repeat(maxPayloadBytes) })
         const exit = decodeExit(adapter, raw)
         expect(Exit.isSuccess(exit) && Either.isLeft(exit.value)).toBe(true)
       })

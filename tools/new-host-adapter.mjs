@@ -169,27 +169,7 @@ const actionOf = (payload: HookPayload.Payload) => (tool: string, input: HookPay
  * @category decoding
  */
 export const decode = (raw: string): Effect.Effect<HostEvent.HostEvent, HostAdapter.HostDecodeError> =>
-  Effect.gen(function*() {
-    const payload = yield* HookPayload.parse(name, raw)
-    const { event, fields, session } = payload
-    const call = HookPayload.toolCall(payload, actionOf(payload))
-    switch (event) {
-      case "SessionStart":
-        return { _tag: "SessionStarted", session, source: HookPayload.optionalText(fields, "source") ?? "startup" } as const
-      case "SessionEnd":
-        return { _tag: "SessionEnded", session, reason: HookPayload.optionalText(fields, "reason") ?? "other" } as const
-      case "UserPromptSubmit":
-        return { _tag: "PromptSubmitted", session, prompt: yield* HookPayload.text(payload, fields, "prompt") } as const
-      case "PreToolUse":
-        return { _tag: "ToolCallRequested", session, call: yield* call, permissionPrompt: false } as const
-      case "PostToolUse":
-        return { _tag: "ToolCallCompleted", session, call: yield* call } as const
-      case "Stop":
-        return { _tag: "StopRequested", session, continuing: fields["stop_hook_active"] === true, subagent: false } as const
-      default:
-        return { _tag: "Passthrough", session, name: event } as const
-    }
-  })
+  Effect.flatMap(HookPayload.parse(name, raw), (payload) => HookPayload.eventOf(payload, actionOf(payload)))
 
 const said = (decision: Guard.Decision): string => (decision._tag === "Deny" ? \`\${decision.reason} \${decision.fix}\` : decision._tag === "Ask" ? decision.reason : "")
 

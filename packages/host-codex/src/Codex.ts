@@ -78,29 +78,7 @@ const actionOf = (payload: HookPayload.Payload) => (tool: string, input: HookPay
  * @category decoding
  */
 export const decode = (raw: string): Effect.Effect<HostEvent.HostEvent, HostAdapter.HostDecodeError> =>
-  Effect.gen(function*() {
-    const payload = yield* HookPayload.parse(name, raw)
-    const { event, fields, session } = payload
-    const call = HookPayload.toolCall(payload, actionOf(payload))
-    switch (event) {
-      case "SessionStart":
-        return { _tag: "SessionStarted", session, source: HookPayload.optionalText(fields, "source") ?? "startup" } as const
-      case "SessionEnd":
-        return { _tag: "SessionEnded", session, reason: HookPayload.optionalText(fields, "reason") ?? "other" } as const
-      case "UserPromptSubmit":
-        return { _tag: "PromptSubmitted", session, prompt: yield* HookPayload.text(payload, fields, "prompt") } as const
-      case "PreToolUse":
-      case "PermissionRequest":
-        return { _tag: "ToolCallRequested", session, call: yield* call, permissionPrompt: event === "PermissionRequest" } as const
-      case "PostToolUse":
-        return { _tag: "ToolCallCompleted", session, call: yield* call } as const
-      case "Stop":
-      case "SubagentStop":
-        return { _tag: "StopRequested", session, continuing: fields["stop_hook_active"] === true, subagent: event === "SubagentStop" } as const
-      default:
-        return { _tag: "Passthrough", session, name: event } as const
-    }
-  })
+  Effect.flatMap(HookPayload.parse(name, raw), (payload) => HookPayload.eventOf(payload, actionOf(payload)))
 
 const json = (value: unknown): HostAdapter.Reply => ({ stdout: `${JSON.stringify(value)}\n`, stderr: "", exitCode: 0 })
 const nothing: HostAdapter.Reply = { stdout: "", stderr: "", exitCode: 0 }

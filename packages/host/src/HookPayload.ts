@@ -115,3 +115,41 @@ export const toolCall = (
     if (!isObject(input)) return yield* fail(payload.host, "tool_input", input === undefined ? "is missing" : "must be an object", payload.event)
     return { id: optionalText(payload.fields, "tool_use_id"), tool, action: yield* actionOf(tool, input) }
   })
+
+/**
+ * The host event of a payload whose events follow Claude Code's names (Codex uses the same):
+ * SessionStart, SessionEnd, UserPromptSubmit, PreToolUse, PermissionRequest (a tool call the host
+ * is about to ask the user about), PostToolUse, PostToolUseFailure, Stop and SubagentStop (with
+ * `stop_hook_active` as `continuing`); any other event passes through.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const eventOf = (
+  payload: Payload,
+  actionOf: (tool: string, input: Json) => Effect.Effect<HostEvent.ToolAction, HostAdapter.HostDecodeError>
+): Effect.Effect<HostEvent.HostEvent, HostAdapter.HostDecodeError> =>
+  Effect.gen(function*() {
+    const { event, fields, session } = payload
+    const call = toolCall(payload, actionOf)
+    switch (event) {
+      case "SessionStart":
+        return { _tag: "SessionStarted", session, source: optionalText(fields, "source") ?? "startup" } as const
+      case "SessionEnd":
+        return { _tag: "SessionEnded", session, reason: optionalText(fields, "reason") ?? "other" } as const
+      case "UserPromptSubmit":
+        return { _tag: "PromptSubmitted", session, prompt: yield* text(payload, fields, "prompt") } as const
+      case "PreToolUse":
+      case "PermissionRequest":
+        return { _tag: "ToolCallRequested", session, call: yield* call, permissionPrompt: event === "PermissionRequest" } as const
+      case "PostToolUse":
+        return { _tag: "ToolCallCompleted", session, call: yield* call } as const
+      case "PostToolUseFailure":
+        return { _tag: "ToolCallFailed", session, call: yield* call, error: optionalText(fields, "error") ?? "" } as const
+      case "Stop":
+      case "SubagentStop":
+        return { _tag: "StopRequested", session, continuing: fields["stop_hook_active"] === true, subagent: event === "SubagentStop" } as const
+      default:
+        return { _tag: "Passthrough", session, name: event } as const
+    }
+  })

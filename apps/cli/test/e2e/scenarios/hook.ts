@@ -63,7 +63,7 @@ const editOf = (file: string) => (value: Payload) => {
 export const hookScenarios = (engine: Engine): void => {
   afterAll(removeWorlds)
 
-  describe("ratchet hook claude-code", { timeout: 240_000 }, () => {
+  describe("ratchet hook claude-code", { timeout: 480_000 }, () => {
     it("guards edits by the task's state and scope, denies approvals, and blocks a stop once", async () => {
       const world = await makeWorld(engine)
       const taskId = await createTask(world, "Make the date test deterministic")
@@ -195,7 +195,7 @@ export const hookScenarios = (engine: Engine): void => {
     })
   })
 
-  describe("ratchet hooks install|uninstall claude-code", { timeout: 240_000 }, () => {
+  describe("ratchet hooks install|uninstall claude-code", { timeout: 480_000 }, () => {
     it("merges our entries next to the user's hooks idempotently and removes only ours", async () => {
       const world = await makeWorld(engine)
       const settingsFile = path.join(world.repo, ".claude", "settings.json")

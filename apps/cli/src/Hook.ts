@@ -3,91 +3,177 @@
  *
  * The payload is decoded by the host's adapter; a tool call is judged by the shared guard against
  * the workspace's task (read through the controller's `HostView`), a stop by whether required
- * criteria are still unverified; every other event passes. Nothing here writes the store.
+ * criteria are still unverified; every other event passes.
+ *
+ * While a manual step awaits its worker, the session is that worker (`HostSession`): it takes the
+ * task's lease, opens an intent for each side-effecting call it is allowed before the call runs,
+ * resolves it when the call ends, and releases the lease when the session ends. Nothing else is
+ * written, and nothing at all when the payload does not decode.
  *
  * Whatever goes wrong (a payload that does not decode, a store that cannot be read, a bug) becomes
  * the adapter's failure answer: closed (blocking) for tool calls, open (a warning) elsewhere. No
  * stack trace reaches the host.
  */
 import * as Controller from "@ratchet/controller/Controller"
+import * as HostSession from "@ratchet/controller/HostSession"
 import * as HostView from "@ratchet/controller/HostView"
 import * as Workspace from "@ratchet/controller/Workspace"
 import * as Guard from "@ratchet/host/Guard"
 import type * as HostAdapter from "@ratchet/host/HostAdapter"
 import type * as HostEvent from "@ratchet/host/HostEvent"
+import * as ToolIntent from "@ratchet/host/ToolIntent"
+import type * as Event from "@ratchet/kernel/Event"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Store from "./Store.js"
 
-/** The task's view for the guard, or null when the workspace is not a Ratchet project. */
-const workspaceOf = (cwd: string) =>
+/** The workspace of a session's directory: its root and, in a Ratchet project, the project. */
+const locate = (cwd: string) =>
   Effect.gen(function*() {
     const located = yield* Workspace.make.locate(cwd).pipe(
       Effect.map((project): Workspace.Located | null => project),
       Effect.catchTag("@ratchet/controller/ProjectNotInitialised", () => Effect.succeed(null))
     )
-    if (located === null) return { root: cwd, selection: { _tag: "None" } as HostView.Selection }
+    if (located === null) return { root: cwd, located: null }
     const problem = Store.checkEnvironment("hook")
     if (problem !== null) return yield* Effect.fail(problem)
-    const preferred = process.env["RATCHET_TASK"]
-    const selection = yield* HostView.select(preferred === undefined || preferred === "" ? null : preferred).pipe(Effect.provide(Store.verification(located)))
-    return { root: located.root, selection }
+    return { root: located.root, located }
   })
+
+const preferredTask = (): string | null => {
+  const preferred = process.env["RATCHET_TASK"]
+  return preferred === undefined || preferred === "" ? null : preferred
+}
 
 const temporary = (): ReadonlyArray<string> => [...new Set([os.tmpdir(), "/tmp", "/var/tmp"].map((directory) => path.resolve(directory)))]
 
-/** What the guard judges a tool call by, for the session's working directory. */
-const guardContext = (session: HostEvent.Session) =>
-  Effect.gen(function*() {
-    const cwd = path.resolve(session.cwd)
-    const { root, selection } = yield* workspaceOf(cwd)
-    const task: Guard.Task | null = selection._tag === "One"
-      ? {
-        taskId: selection.task.taskId,
-        state: selection.task.state,
-        allowedScope: selection.task.allowedScope,
-        forbiddenScope: selection.task.forbiddenScope,
-        leaseHolder: selection.task.leaseHolder === null || selection.task.leaseHolder.sessionRef === `${session.host}:${session.sessionId}`
-          ? null
-          : Controller.describeOwner(selection.task.leaseHolder)
-      }
-      : null
-    return {
-      context: {
-        root,
-        cwd,
-        storeDirectory: path.resolve(Store.home()),
-        home: os.homedir(),
-        temporary: temporary(),
-        task,
-        ambiguous: selection._tag === "Ambiguous" ? selection.candidates.map((candidate) => `${candidate.taskId} ${candidate.state}`) : []
-      } satisfies Guard.Context,
-      selection
+/**
+ * What the guard judges a tool call by. `holder` is the other owner of the lease as the session's
+ * standing found it (undefined: as the view read it, this session's own lease not counted).
+ */
+const guardContext = (
+  session: HostEvent.Session,
+  root: string,
+  selection: HostView.Selection,
+  holder?: Event.LeaseOwner | null
+): Guard.Context => {
+  const sessionRef = HostSession.sessionRef(session)
+  const other = (owner: Event.LeaseOwner | null) => owner === null || owner.sessionRef === sessionRef ? null : Controller.describeOwner(owner)
+  const task: Guard.Task | null = selection._tag === "One"
+    ? {
+      taskId: selection.task.taskId,
+      state: selection.task.state,
+      allowedScope: selection.task.allowedScope,
+      forbiddenScope: selection.task.forbiddenScope,
+      leaseHolder: other(holder === undefined ? selection.task.leaseHolder : holder)
     }
+    : null
+  return {
+    root,
+    cwd: path.resolve(session.cwd),
+    storeDirectory: path.resolve(Store.home()),
+    home: os.homedir(),
+    temporary: temporary(),
+    task,
+    ambiguous: selection._tag === "Ambiguous" ? selection.candidates.map((candidate) => `${candidate.taskId} ${candidate.state}`) : []
+  }
+}
+
+/** The decision as the host can take it: a host that cannot ask gets a denial saying what it would have asked. */
+const forHost = (adapter: HostAdapter.HostAdapter, decision: Guard.Decision): Guard.Decision =>
+  decision._tag === "Ask" && !adapter.canAsk
+    ? { _tag: "Deny", reason: decision.reason.replace(/ Allow it\?$/, ""), fix: "If that is what you want, run it yourself in a terminal." }
+    : decision
+
+/**
+ * A tool call about to run, in a Ratchet project. While a manual step awaits its worker, a
+ * side-effecting call makes the session the worker (it takes the lease, or observes its holder);
+ * an allowed call of the worker opens its intent before it runs, so the record holds the side
+ * effect whatever happens next. Recording that fails blocks the call (the adapter fails closed).
+ */
+const requested = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent & { readonly _tag: "ToolCallRequested" }, root: string) =>
+  Effect.gen(function*() {
+    const selection = yield* HostView.select(preferredTask())
+    const task = selection._tag === "One" ? selection.task : null
+    const worker = task !== null && event.call.id !== null && ToolIntent.isSideEffect(event.call) && (task.awaiting !== null || task.leaseHolder !== null)
+    const standing = worker && task !== null ? yield* HostSession.attend(task, event.session) : null
+    const decision = forHost(adapter, Guard.decide(event.call, guardContext(event.session, root, selection, standing === null ? undefined : standing.holder)))
+    if (decision._tag === "Allow" && task !== null && standing !== null && standing.ours !== null && task.awaiting !== null) {
+      const controller = yield* Controller.Controller
+      yield* controller.toolCall.started(
+        task.taskId,
+        { sessionRef: HostSession.sessionRef(event.session), callId: event.call.id as string, description: ToolIntent.describe(event.call) },
+        { actor: HostSession.actorOf(event.session), leaseEpoch: standing.ours }
+      )
+    }
+    return decision
   })
 
-/** The guard's decision about `event`; events it does not judge are allowed. */
+/** A tool call that ended: the worker's intent for it (if it opened one) is resolved. */
+const ended = (event: HostEvent.HostEvent & { readonly _tag: "ToolCallCompleted" | "ToolCallFailed" }) =>
+  Effect.gen(function*() {
+    const selection = yield* HostView.select(preferredTask())
+    if (selection._tag !== "One" || event.call.id === null || !ToolIntent.isSideEffect(event.call)) return
+    const standing = yield* HostSession.attend(selection.task, event.session)
+    // Another owner holds the lease (it took over a lapsed one): its recovery decides the call.
+    if (standing.holder !== null) return
+    const controller = yield* Controller.Controller
+    yield* controller.toolCall.ended(
+      selection.task.taskId,
+      { sessionRef: HostSession.sessionRef(event.session), callId: event.call.id, outcome: event._tag === "ToolCallCompleted" ? "Succeeded" : "Failed" },
+      { actor: HostSession.actorOf(event.session), leaseEpoch: standing.ours ?? undefined }
+    )
+  })
+
+/** Runs `use` with the project's services, when the session's directory is in a Ratchet project. */
+const inProject = <A, E, R>(session: HostEvent.Session, orElse: A, use: (root: string) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(locate(path.resolve(session.cwd)), ({ located, root }) =>
+    located === null ? Effect.succeed(orElse) : use(root).pipe(Effect.provide(Store.session(located))))
+
+const allow: Guard.Decision = { _tag: "Allow" }
+
+/** The guard's decision about `event` (events it does not judge are allowed), with what the session writes. */
 const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent) =>
   Effect.gen(function*() {
     switch (event._tag) {
-      case "ToolCallRequested": {
-        const { context } = yield* guardContext(event.session)
-        const decision = Guard.decide(event.call, context)
-        // A host that cannot ask gets a denial that says what the user would have been asked.
-        return decision._tag === "Ask" && !adapter.canAsk
-          ? { _tag: "Deny", reason: decision.reason.replace(/ Allow it\?$/, ""), fix: "If that is what you want, run it yourself in a terminal." } as const
-          : decision
-      }
+      case "ToolCallRequested":
+        return yield* inProject(
+          event.session,
+          forHost(adapter, Guard.decide(event.call, guardContext(event.session, path.resolve(event.session.cwd), { _tag: "None" }))),
+          (root) => requested(adapter, event, root)
+        )
+      case "ToolCallCompleted":
+      case "ToolCallFailed":
+        return yield* inProject(event.session, allow, () => Effect.as(ended(event), allow))
       case "StopRequested": {
         // A subagent's stop ends its part, not the session's work: only the main agent is held.
         if (event.continuing || event.subagent) return Guard.stop(null, true)
-        const { selection } = yield* guardContext(event.session)
-        return Guard.stop(selection._tag === "One" ? selection.task : null, false)
+        return yield* inProject(event.session, allow, () =>
+          Effect.map(HostView.select(preferredTask()), (selection) => Guard.stop(selection._tag === "One" ? selection.task : null, false)))
       }
+      case "SessionStarted":
+      case "PromptSubmitted":
+        // The session becomes the worker of a manual step awaiting one, and keeps its lease alive.
+        return yield* inProject(event.session, allow, () =>
+          Effect.gen(function*() {
+            const selection = yield* HostView.select(preferredTask())
+            if (selection._tag === "One" && (selection.task.awaiting !== null || selection.task.leaseHolder !== null)) {
+              yield* HostSession.attend(selection.task, event.session)
+            }
+            return allow
+          }))
+      case "SessionEnded":
+        // Its lease is released; intents it left open stay for recovery (Indeterminate unless resolved).
+        return yield* inProject(event.session, allow, () =>
+          Effect.gen(function*() {
+            const selection = yield* HostView.select(preferredTask())
+            if (selection._tag === "One") yield* HostSession.leave(selection.task, event.session)
+            return allow
+          }))
       default:
-        return { _tag: "Allow" } as const
+        return allow
     }
   })
 

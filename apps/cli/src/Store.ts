@@ -72,6 +72,15 @@ export const verification = (project: Workspace.Located) => {
   return Layer.mergeAll(services, leases, Layer.succeed(Controller.Project, project), Builtin.layer)
 }
 
+/**
+ * What a host hook works with: the verification services (to read the task as `HostView` does)
+ * and, over the same store, the controller (to take the session's lease and record its tool calls).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const session = (project: Workspace.Located) => Layer.provideMerge(Controller.layer, verification(project))
+
 /** Variables that must be integers when set, with the range the store or the lease accepts. */
 const integers: ReadonlyArray<readonly [string, number, number]> = [
   ["RATCHET_LEASE_HEARTBEAT_MS", 1, 2_147_483_647],

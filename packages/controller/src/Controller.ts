@@ -197,6 +197,25 @@ export interface Service {
     invocation: Invocation
   ) => Effect.Effect<Written, WriteError>
   /** What a person settles for an Indeterminate step: the text shown and the digest a receipt binds. */
+  /**
+   * A host session's tool call while a manual step awaits its worker (the session holding the
+   * lease is that worker): `started` records and dispatches the call's intent in the step's open
+   * attempt before the call runs, `ended` resolves it. The intent is keyed by the session and the
+   * host's call id ({@link toolIntentId}), so a repeated hook writes nothing twice; nothing is
+   * written when no manual step awaits or the intent is unknown (`intentId` is then null).
+   */
+  readonly toolCall: {
+    readonly started: (
+      taskId: string,
+      input: { readonly sessionRef: string; readonly callId: string; readonly description: string },
+      invocation: Invocation
+    ) => Effect.Effect<Written & { readonly intentId: string | null }, WriteError>
+    readonly ended: (
+      taskId: string,
+      input: { readonly sessionRef: string; readonly callId: string; readonly outcome: "Succeeded" | "Failed" },
+      invocation: Invocation
+    ) => Effect.Effect<Written & { readonly intentId: string | null }, WriteError>
+  }
   readonly settlementSubject: (
     taskId: string,
     stepId: string,
@@ -787,11 +806,23 @@ export const make: Effect.Effect<
       return { task: yield* viewOf(current), acknowledged }
     })
 
+  /**
+   * The epoch of the lease a host session of this workspace holds on the task, or undefined: the
+   * session is the manual step's worker, and its worker's `ratchet step done` (run from the
+   * session, or by the person beside it) ends the step under that lease and releases it.
+   */
+  const sessionLeaseOf = (taskId: string) =>
+    Effect.map(models.lease(projectId, taskId), (row) =>
+      row !== null && row.held && row.owner.sessionRef !== undefined && row.owner.workspaceId === project.workspaceId ? row.epoch : undefined)
+
   const stepDone: Service["stepDone"] = (taskId, input, invocation) =>
     Effect.flatMap(
-      input.note === undefined ? Effect.succeed(undefined) : requireText("--note", input.note, "Say what was done, or leave --note out."),
-      (note) =>
-        write(taskId, invocation, (aggregate, at) =>
+      Effect.all([
+        input.note === undefined ? Effect.succeed(undefined) : requireText("--note", input.note, "Say what was done, or leave --note out."),
+        invocation.leaseEpoch === undefined ? Effect.flatMap(summaryOf(taskId), () => sessionLeaseOf(taskId)) : Effect.succeed(undefined)
+      ]),
+      ([note, sessionEpoch]) =>
+        write(taskId, sessionEpoch === undefined ? invocation : { ...invocation, leaseEpoch: sessionEpoch }, (aggregate, at) =>
           Effect.gen(function*() {
             const task = aggregate as Task.Task
             const step = task.plan?.plan.steps.find((candidate) => candidate.id === input.stepId)
@@ -815,14 +846,77 @@ export const make: Effect.Effect<
                 fix: `Start or continue the run with: ratchet run ${taskId}`
               })
             }
+            // Tool calls of the worker whose end was never reported: declined at the host's own
+            // permission prompt (the hook that opened them runs before it), or their end hook did
+            // not run. The worker says the step is done with the tree as it is; they are closed
+            // (the kernel resolves a dispatched intent, it never abandons one) and the note says so.
+            const open = intents.filter((intent) => intent.stepId === step.id && intent.attempt === status.attempt && intent.state === "Dispatched")
             const runId = task.run.runId
             const meta = { version: 1 as const, actor: invocation.actor, at }
             return [
+              ...open.map((intent) => ({ _tag: "IntentResolved", ...meta, intentId: intent.intentId, outcome: "Failed", resultRefs: [] }) satisfies Event.Event),
+              ...(open.length === 0 ? [] : [{
+                _tag: "AttemptNoted",
+                ...meta,
+                runId,
+                stepId: step.id,
+                attempt: status.attempt,
+                note: `closed when the step was marked done, their end never reported (declined at the host's prompt, or the end hook did not run): ${open.slice(0, 20).map((intent) => intent.intentId).join(", ")}`
+              } satisfies Event.Event]),
               { _tag: "AttemptTransitioned", ...meta, runId, stepId: step.id, attempt: status.attempt, from: status.state, to: "Succeeded" },
               ...(note === undefined ? [] : [{ _tag: "AttemptNoted", ...meta, runId, stepId: step.id, attempt: status.attempt, note } satisfies Event.Event])
             ] satisfies ReadonlyArray<Event.Event>
-          }))
+          }), taskId, (_state, at) =>
+          sessionEpoch === undefined ? [] : [{ _tag: "LeaseReleased", version: 1, actor: invocation.actor, at, epoch: sessionEpoch }])
     )
+
+  /** The manual step awaiting its worker in the current run, with its open attempt, or null. */
+  const awaitingOf = (task: Task.Task) =>
+    task.state !== "RUNNING" || task.plan === null || task.run === null
+      ? Effect.succeed(null)
+      : Effect.map(runRows(task), ({ attempts, intents }) => {
+        const awaiting = RunState.awaitingWorker((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents)
+        return awaiting === null
+          ? null
+          : { runId: (task.run as NonNullable<Task.Task["run"]>).runId, stepId: awaiting.step.id, attempt: awaiting.attempt, intents }
+      })
+
+  const toolCall: Service["toolCall"] = {
+    started: (taskId, input, invocation) =>
+      Effect.gen(function*() {
+        const intentId = toolIntentId(input.sessionRef, input.callId)
+        let recorded: string | null = null
+        const written = yield* write(taskId, invocation, (aggregate, at) =>
+          Effect.map(awaitingOf(aggregate as Task.Task), (awaiting): ReadonlyArray<Event.Event> => {
+            // Nothing awaits a worker (or the hook repeated itself): the call is not a step's work.
+            if (awaiting === null || awaiting.intents.some((intent) => intent.intentId === intentId)) return []
+            recorded = intentId
+            const meta = { version: 1 as const, actor: invocation.actor, at }
+            const description = input.description.trim().slice(0, 4000) || "(a tool call)"
+            return [
+              { _tag: "IntentRecorded", ...meta, intentId, runId: awaiting.runId, stepId: awaiting.stepId, attempt: awaiting.attempt, description },
+              { _tag: "IntentDispatched", ...meta, intentId }
+            ]
+          }))
+        return { ...written, intentId: recorded }
+      }),
+    ended: (taskId, input, invocation) =>
+      Effect.gen(function*() {
+        const intentId = toolIntentId(input.sessionRef, input.callId)
+        let resolved: string | null = null
+        const written = yield* write(taskId, invocation, (aggregate, at) =>
+          Effect.map(
+            aggregate._tag === "Task" && aggregate.run !== null ? runRows(aggregate) : Effect.succeed({ intents: [] as ReadonlyArray<RunState.IntentInfo> }),
+            ({ intents }): ReadonlyArray<Event.Event> => {
+              // Unknown (not a step's work) or already decided (resolved, or settled by recovery).
+              if (!intents.some((intent) => intent.intentId === intentId && intent.state === "Dispatched")) return []
+              resolved = intentId
+              return [{ _tag: "IntentResolved", version: 1, actor: invocation.actor, at, intentId, outcome: input.outcome, resultRefs: [] }]
+            }
+          ))
+        return { ...written, intentId: resolved }
+      })
+  }
 
   /** The Indeterminate step a settlement is about, with its unresolved intent. */
   const unsettled = (task: Task.Task, stepId: string) =>
@@ -837,7 +931,9 @@ export const make: Effect.Effect<
         })
       }
       const intent = intents.find((row) => row.intentId === status.intentId)
-      return { runId: task.run.runId, attempt: status.attempt, intentId: status.intentId, intent }
+      // A manual step's worker may have left several tool calls open: one decision settles them all.
+      const open = intents.filter((row) => row.stepId === stepId && row.attempt === status.attempt && row.state === "Dispatched").map((row) => row.intentId)
+      return { runId: task.run.runId, attempt: status.attempt, intentId: status.intentId, intent, open }
     })
 
   const settlementDigest = (taskId: string, intentId: string, outcome: "succeeded" | "failed") =>
@@ -848,8 +944,10 @@ export const make: Effect.Effect<
       const summary = yield* summaryOf(taskId)
       const found = yield* unsettled(summary.task, stepId)
       const events = yield* runEventsOf(taskId, found.runId)
-      const recorded = events.find((stored) => stored.event._tag === "IntentRecorded" && stored.event.intentId === found.intentId)
-      const description = recorded?.event._tag === "IntentRecorded" ? recorded.event.description : "(unknown)"
+      const descriptions = found.open.map((intentId) => {
+        const recorded = events.find((stored) => stored.event._tag === "IntentRecorded" && stored.event.intentId === intentId)
+        return recorded?.event._tag === "IntentRecorded" ? recorded.event.description : "(unknown)"
+      })
       return {
         taskId,
         subject: "resolution" as const,
@@ -857,9 +955,11 @@ export const make: Effect.Effect<
         intentId: found.intentId,
         attempt: found.attempt,
         text: [
-          `Step ${stepId}, attempt ${found.attempt}, started this side effect and its runner died before recording how it ended:`,
+          descriptions.length === 1
+            ? `Step ${stepId}, attempt ${found.attempt}, started this side effect and its runner died before recording how it ended:`
+            : `Step ${stepId}, attempt ${found.attempt}, started these side effects and its worker went away before recording how they ended:`,
           "",
-          `  ${description}`,
+          ...descriptions.map((description) => `  ${description}`),
           "",
           outcome === "succeeded"
             ? "You declare that it HAPPENED: the step counts as done and the run continues after it."
@@ -890,7 +990,7 @@ export const make: Effect.Effect<
         const { attempts, intents } = yield* runRows(task)
         const pendingSteps = task.plan === null ? [] : RunState.pendingSteps(task.plan.plan, attempts, intents)
         return [
-          { _tag: "IntentResolved", ...meta, intentId: found.intentId, outcome, resultRefs: [] },
+          ...found.open.map((intentId) => ({ _tag: "IntentResolved", ...meta, intentId, outcome, resultRefs: [] }) satisfies Event.Event),
           {
             _tag: "IntentSettled",
             ...meta,
@@ -1294,6 +1394,7 @@ export const make: Effect.Effect<
     cancel,
     requestStop,
     stepDone,
+    toolCall,
     settlementSubject,
     settle,
     reopen,
@@ -1305,6 +1406,16 @@ export const make: Effect.Effect<
     lease
   } satisfies Service
 })
+
+/**
+ * The intent id of a host session's tool call: stable for the session and the host's call id, so
+ * the hook of the call's end finds the intent its start recorded.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toolIntentId = (sessionRef: string, callId: string): string =>
+  `tool-${Digest.ofCanonical(`${sessionRef}\n${callId}`).slice("sha256:".length, "sha256:".length + 32)}`
 
 /**
  * The refusal of a write to a task whose lease someone else holds (the caller presented `presented`,

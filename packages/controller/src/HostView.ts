@@ -1,7 +1,7 @@
 /**
  * What a host hook needs to know about the workspace it runs in, read once per hook: which task
- * the agent's tool calls are held to, its state and scope, who holds its writer lease, and which
- * required criteria are not verified yet. Reads only.
+ * the agent's tool calls are held to, its state and scope, who holds its writer lease, which manual
+ * step awaits its worker, and which required criteria are not verified yet. Reads only.
  *
  * Which task: the one `RATCHET_TASK` names (the caller passes it); otherwise the project's only
  * task that has not ended; otherwise, among several, the only one with a run in progress (RUNNING,
@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import { Project } from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Episode from "./Episode.js"
+import * as RunState from "./RunState.js"
 import * as TaskBranch from "./TaskBranch.js"
 
 /**
@@ -34,6 +35,15 @@ export interface HostTask {
   readonly forbiddenScope: ReadonlyArray<string>
   /** The writer lease's holder while it is held (not free, not expired), else null. */
   readonly leaseHolder: Event.LeaseOwner | null
+  /** The held lease's epoch (with `leaseHolder`), else null. */
+  readonly leaseEpoch: number | null
+  /**
+   * The lease's state as the lease manager sees it: `free` (never taken or released), `held`, or
+   * `expired` (its holder stopped heartbeating; a takeover ends it).
+   */
+  readonly leaseStatus: "free" | "held" | "expired"
+  /** The manual step awaiting its worker while the task is RUNNING, with its open attempt, else null. */
+  readonly awaiting: { readonly stepId: string; readonly attempt: number } | null
   /** Required criteria without a counted PASS in the current verification episode (all of them before one). */
   readonly unverified: ReadonlyArray<string>
 }
@@ -67,6 +77,18 @@ const unverifiedOf = (task: Task.Task, branch: string) =>
     return required.filter((id) => counted.get(id)?.verdict !== "PASS")
   })
 
+/** The manual step awaiting its worker (the next step, manual, its attempt open), or null. */
+const awaitingOf = (task: Task.Task, branch: string) =>
+  Effect.gen(function*() {
+    if (task.state !== "RUNNING" || task.plan === null || task.run === null) return null
+    const runId = task.run.runId
+    const snapshot = yield* (yield* ReadModel.ReadModels).snapshot(task.taskId, branch)
+    const attempts = [...snapshot.attempts.values()].filter((row) => row.runId === runId)
+    const intents = [...snapshot.intents.values()].filter((row) => row.runId === runId)
+    const awaiting = RunState.awaitingWorker(task.plan.plan, attempts, intents)
+    return awaiting === null ? null : { stepId: awaiting.step.id, attempt: awaiting.attempt }
+  })
+
 const describe = (task: Task.Task, branch: string) =>
   Effect.gen(function*() {
     const leases = yield* LeaseManager.LeaseManager
@@ -79,6 +101,9 @@ const describe = (task: Task.Task, branch: string) =>
       allowedScope: execution?.allowedScope ?? [],
       forbiddenScope: execution?.forbiddenScope ?? [],
       leaseHolder: lease.status === "held" ? lease.holder : null,
+      leaseEpoch: lease.status === "held" ? lease.epoch : null,
+      leaseStatus: lease.status === "held" ? "held" : lease.status === "expired" ? "expired" : "free",
+      awaiting: yield* awaitingOf(task, branch),
       unverified: yield* unverifiedOf(task, branch)
     } satisfies HostTask
   })

@@ -13,7 +13,9 @@
  * | one dispatched, unresolved | `idempotent: true` | close it as superseded; a successor re-runs the step |
  * | one dispatched, unresolved | neither | Indeterminate; the task BLOCKS until a person settles it (`ratchet unblock --resolve`) |
  *
- * A manual step's open attempt is not recovered: it awaits its worker.
+ * A manual step's open attempt awaits its worker, unless the worker (a host session holding the
+ * lease) dispatched a tool call and died before it ended: its effect may have happened, so the
+ * attempt is Indeterminate as above (a manual step declares neither a probe nor idempotence).
  *
  * @since 0.1.0
  */
@@ -154,6 +156,22 @@ export const next = (
 }
 
 /**
+ * The manual step that awaits its worker: the run's next step, manual, with its attempt open (the
+ * runner admitted it and nobody has marked it done), or null.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const awaitingWorker = (
+  plan: Plan.Plan,
+  attempts: ReadonlyArray<AttemptInfo>,
+  intents: ReadonlyArray<IntentInfo>
+): { readonly step: Plan.Step; readonly attempt: number } | null => {
+  const found = next(plan, attempts, intents)
+  return found._tag === "Step" && found.step.manual !== undefined && found.status._tag === "Open" ? { step: found.step, attempt: found.status.attempt } : null
+}
+
+/**
  * The steps that are not done, by id (what verification entry must see empty).
  *
  * @since 0.1.0
@@ -186,8 +204,8 @@ export type Recovery =
  * @category constructors
  */
 export const recoveryOf = (step: Plan.Step, intents: ReadonlyArray<IntentInfo>): Recovery => {
-  if (step.manual !== undefined) return { _tag: "AwaitWorker" }
   const dispatched = intents.find((intent) => intent.state === "Dispatched")
+  if (step.manual !== undefined) return dispatched === undefined ? { _tag: "AwaitWorker" } : { _tag: "Indeterminate", intentId: dispatched.intentId }
   if (dispatched === undefined) return { _tag: "CancelClean" }
   if (step.probe !== undefined) return { _tag: "Probe", command: step.probe.command, intentId: dispatched.intentId }
   if (step.idempotent === true) return { _tag: "Rerun", intentId: dispatched.intentId }

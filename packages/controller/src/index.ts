@@ -24,6 +24,8 @@ export * as Episode from "./Episode.js"
 /** @since 0.1.0 */
 export * as Explain from "./Explain.js"
 /** @since 0.1.0 */
+export * as HostSession from "./HostSession.js"
+/** @since 0.1.0 */
 export * as HostView from "./HostView.js"
 
 /** @since 0.1.0 */

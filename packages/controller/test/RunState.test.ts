@@ -64,10 +64,13 @@ describe("RunState.recoveryOf", () => {
 
   /** (case, step, intents, expected recovery): the module's table, row by row. */
   const table: ReadonlyArray<readonly [string, Plan.Step, ReadonlyArray<RunState.IntentInfo>, RunState.Recovery]> = [
-    // A manual step's open attempt awaits its worker, whatever its intents.
+    // A manual step's open attempt awaits its worker, unless a tool call of its worker was
+    // dispatched and never ended: then nobody knows whether it happened.
     ["manual, no intents", manual, [], { _tag: "AwaitWorker" }],
-    ["manual, a dispatched intent", manual, [dispatched], { _tag: "AwaitWorker" }],
-    ["manual, dispatched and pending", manual, [pending, dispatched], { _tag: "AwaitWorker" }],
+    ["manual, only resolved and abandoned intents", manual, [resolvedOk, resolvedFailed, abandoned], { _tag: "AwaitWorker" }],
+    ["manual, a pending intent", manual, [pending], { _tag: "AwaitWorker" }],
+    ["manual, a dispatched intent", manual, [dispatched], { _tag: "Indeterminate", intentId: "i-1" }],
+    ["manual, dispatched among resolved ones", manual, [resolvedOk, dispatched], { _tag: "Indeterminate", intentId: "i-1" }],
     // Nothing dispatched: nothing external happened.
     ["no intents", plain, [], { _tag: "CancelClean" }],
     ["no intents, probe declared", probed, [], { _tag: "CancelClean" }],

@@ -154,7 +154,10 @@ describe("Settings (hooks.json)", () => {
   it("installs one group per event next to theirs, idempotently, and uninstalls back to theirs", () => {
     const installed = Either.getOrThrow(Settings.install(theirs, "ratchet hook codex"))
     expect(Settings.countOurs(installed)).toBe(Settings.events.length)
-    expect((installed["hooks"] as Record<string, unknown>)["SessionEnd"]).toBeUndefined()
+    // SessionEnd (which releases the session's lease) within Codex's 3 s cap, the rest at 10 s
+    const hooks = installed["hooks"] as Record<string, ReadonlyArray<{ hooks: ReadonlyArray<{ timeout: number }> }>>
+    expect(hooks["SessionEnd"]!.at(-1)!.hooks[0]!.timeout).toBe(3)
+    expect(hooks["PreToolUse"]!.at(-1)!.hooks[0]!.timeout).toBe(10)
     expect(Either.getOrThrow(Settings.install(installed, "ratchet hook codex"))).toEqual(installed)
     expect(Either.getOrThrow(Settings.uninstall(installed))).toEqual(theirs)
   })

@@ -50,6 +50,8 @@ const isObject = (value: unknown): value is Json => typeof value === "object" &&
 export interface HostSettings {
   readonly host: string
   readonly events: ReadonlyArray<string>
+  /** Seconds for events the host caps below {@link timeoutSeconds} (Codex: SessionEnd at 3). */
+  readonly timeouts?: Readonly<Record<string, number>> | undefined
 }
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
@@ -100,7 +102,7 @@ export const install = (of: HostSettings, settings: unknown, command: string): E
     const next: Record<string, unknown> = { ...cleaned }
     for (const event of of.events) {
       const groups = Array.isArray(cleaned[event]) ? (cleaned[event] as ReadonlyArray<unknown>) : []
-      next[event] = [...groups, { hooks: [{ type: "command", command, timeout: timeoutSeconds }] }]
+      next[event] = [...groups, { hooks: [{ type: "command", command, timeout: of.timeouts?.[event] ?? timeoutSeconds }] }]
     }
     return { ...current, hooks: next }
   })

@@ -33,3 +33,8 @@ export * as HostEvent from "./HostEvent.js"
  * @since 0.1.0
  */
 export * as Shell from "./Shell.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ToolIntent from "./ToolIntent.js"

@@ -5,17 +5,21 @@
  *
  * - PreToolUse Edit while INTERVIEWING: denied with the state and the next step.
  * - The same Edit while RUNNING with a manual step awaiting its worker, inside the scope: allowed
- *   (nothing printed, so Claude Code's own permission prompt still applies); outside it: denied.
+ *   (nothing printed, so Claude Code's own permission prompt still applies) and recorded as an
+ *   intent of the step's attempt that PostToolUse resolves; outside it: denied. A second session
+ *   observes while the first holds the lease; a session's end releases it; a call never ended is
+ *   closed by `ratchet step done`, or left to recovery when the session ends (Indeterminate).
  * - Bash `ratchet approve …`: denied, in every state tried.
  * - Stop with an unverified required criterion: blocked once, allowed with stop_hook_active.
  * - Malformed payloads: a tool call is blocked (exit 2, no stack trace), another event warns;
  *   nothing is written to the store either way.
  * - Settings: installed next to the user's own hooks, idempotently, and removed leaving them.
  */
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { createTask, type Engine, events, makeWorld, removeWorlds, status, toPlanApproved, type World } from "../harness.js"
+import { confirmationOf, createTask, type Engine, events, makeWorld, removeWorlds, status, toPlanApproved, type World } from "../harness.js"
 
 const packages = path.resolve(import.meta.dirname, "../../../../../packages")
 const fixtureDirectory = { "claude-code": path.join(packages, "host-claude-code/test/fixtures"), codex: path.join(packages, "host-codex/test/fixtures") }
@@ -55,6 +59,9 @@ const manualPlan = [
   "      instructions: \"Freeze the clock in test/date.test.js\"",
   ""
 ].join("\n")
+
+/** The session id of the Claude Code fixtures. */
+const claudeSession = "9b2e4c1a-7f3d-4e8b-a6c5-2d1f0e9b8a47"
 
 const editOf = (file: string) => (value: Payload) => {
   value["tool_input"]["file_path"] = file
@@ -99,10 +106,27 @@ export const hookScenarios = (engine: Engine): void => {
       expect((await status(world, planned)).state).toBe("RUNNING")
       const before = (await events(world, planned)).length
 
-      // RUNNING, manual step awaiting, in scope: allowed — nothing printed, Claude Code's own prompt applies
+      // RUNNING, manual step awaiting, in scope: allowed — nothing printed, Claude Code's own prompt
+      // applies — and the session, now the step's worker under the lease, records the call as an
+      // intent of the step's attempt before it runs; PostToolUse resolves it
       const allowed = await hook(world, payload(world, "PreToolUse.Edit.json", editOf(inScope)))
       expect(allowed.code, allowed.stderr).toBe(0)
       expect(allowed.stdout).toBe("")
+      const opened = (await events(world, planned)).slice(before)
+      expect(opened.map((record) => record.type)).toEqual(["LeaseAcquired", "IntentRecorded", "IntentDispatched"])
+      const intent = opened[1]!
+      expect(intent.event).toMatchObject({ stepId: "fix", attempt: 1, description: `Edit: ${inScope}` })
+      expect(intent.actor).toEqual({ kind: "agent", id: `claude-code:${claudeSession}` })
+      expect(opened[0]!.event.owner).toMatchObject({ host: "claude-code", sessionRef: `claude-code:${claudeSession}` })
+      expect(intent.epoch).toBe(opened[0]!.event.epoch)
+      const post = await hook(world, payload(world, "PostToolUse.Edit.json", editOf(inScope)))
+      expect(post.code, post.stderr).toBe(0)
+      expect(post.stdout).toBe("")
+      const resolved = (await events(world, planned)).slice(before + 3)
+      expect(resolved.map((record) => [record.type, record.event.intentId, record.event.outcome])).toEqual([["IntentResolved", intent.event.intentId, "Succeeded"]])
+      // the hook repeated (a retry of the same call) records nothing twice
+      await hook(world, payload(world, "PostToolUse.Edit.json", editOf(inScope)))
+      expect((await events(world, planned)).length).toBe(before + 4)
       // outside the allowed scope (test/**): denied, naming the scope
       const outside = await hook(world, payload(world, "PreToolUse.Edit.json", editOf(path.join(world.repo, "README.md"))))
       expect(JSON.parse(outside.stdout).hookSpecificOutput.permissionDecisionReason).toContain("outside the allowed scope")
@@ -112,15 +136,29 @@ export const hookScenarios = (engine: Engine): void => {
       // approvals are still denied while RUNNING
       expect(JSON.parse((await hook(world, payload(world, "PreToolUse.Bash.ratchet-approve.json"))).stdout).hookSpecificOutput.permissionDecision).toBe("deny")
 
-      // Codex while RUNNING: a patch inside the scope passes, one outside is denied; a destructive
-      // command, which Claude Code would ask about, is denied (Codex cannot ask) saying why
+      // a Codex session while the Claude Code session holds the lease is an observer: its patch is
+      // denied, naming the holder; once that session ends (releasing the lease) the patch passes and
+      // Codex's session is the worker, its call recorded and resolved the same way
+      const observer = await hook(world, codex(world, "PreToolUse.apply_patch.json", patchOf("test/date.test.js")), "codex")
+      expect(denialOf(observer.stdout)).toContain(`held by claude-code session claude-code:${claudeSession}`)
+      const mark = (await events(world, planned)).length
+      expect((await hook(world, payload(world, "SessionEnd.other.json"))).stdout).toBe("")
+      expect((await events(world, planned)).slice(mark).map((record) => record.type)).toEqual(["LeaseReleased"])
       expect((await hook(world, codex(world, "PreToolUse.apply_patch.json", patchOf("test/date.test.js")), "codex")).stdout).toBe("")
+      expect((await hook(world, codex(world, "PostToolUse.apply_patch.json", patchOf("test/date.test.js")), "codex")).stdout).toBe("")
+      const patched = (await events(world, planned)).slice(mark + 1)
+      expect(patched.map((record) => record.type)).toEqual(["LeaseAcquired", "IntentRecorded", "IntentDispatched", "IntentResolved"])
+      expect(patched[1]!.event.description).toBe("apply_patch: test/date.test.js")
+      expect(patched[3]!.event).toMatchObject({ intentId: patched[1]!.event.intentId, outcome: "Succeeded" })
+      // Codex: a patch outside the scope is denied; a destructive command, which Claude Code would
+      // ask about, is denied (Codex cannot ask) saying why
       expect(denialOf((await hook(world, codex(world, "PreToolUse.apply_patch.json"), "codex")).stdout)).toContain("outside the allowed scope")
       const destructive = await hook(world, codex(world, "PreToolUse.bash-npm-test.json", (value) => {
         value["tool_input"]["command"] = "rm -rf test/fixtures"
       }), "codex")
       expect(JSON.parse(destructive.stdout).hookSpecificOutput.permissionDecision).toBe("deny")
       expect(denialOf(destructive.stdout)).toContain("deletes without asking")
+      expect((await hook(world, codex(world, "SessionEnd.other.json"), "codex")).stdout).toBe("")
       const asked = await hook(world, payload(world, "PreToolUse.Bash.npm-test.json", (value) => {
         value["tool_input"]["command"] = "rm -rf test/fixtures"
       }))
@@ -146,8 +184,56 @@ export const hookScenarios = (engine: Engine): void => {
       expect(again.code).toBe(0)
       expect(again.stdout).toBe("")
 
-      // nothing the hook did wrote the store
-      expect((await events(world, planned)).length).toBe(before)
+      // the hooks wrote only the sessions' leases and their calls' intents
+      const written = new Set((await events(world, planned)).slice(before).map((record) => record.type))
+      expect([...written].sort()).toEqual(["IntentDispatched", "IntentRecorded", "IntentResolved", "LeaseAcquired", "LeaseReleased"])
+
+      // a call whose end is never reported (declined at Claude Code's own prompt) stays open until
+      // the worker marks the step done: then it is closed, the note says so, and the session's
+      // lease is released with it so that the run can go on
+      const write = await hook(world, payload(world, "PreToolUse.Write.json", (value) => {
+        value["tool_input"]["file_path"] = path.join(world.repo, "test", "clock.js")
+      }))
+      expect(write.stdout).toBe("")
+      const beforeDone = (await events(world, planned)).length
+      await world.ok(["step", "done", planned, "fix", "--note", "froze the clock"])
+      const done = (await events(world, planned)).slice(beforeDone)
+      expect(done.map((record) => record.type)).toEqual(["IntentResolved", "AttemptNoted", "AttemptTransitioned", "AttemptNoted", "LeaseReleased"])
+      expect(done[0]!.event.outcome).toBe("Failed")
+      expect(done[1]!.event.note).toContain("their end never reported")
+      expect(done[2]!.event).toMatchObject({ stepId: "fix", to: "Succeeded" })
+    })
+
+    it("leaves calls their session never ended to recovery: the step is Indeterminate, the task blocks, one decision settles them", async () => {
+      const world = await makeWorld(engine)
+      const planned = await toPlanApproved(world, "Make the date test deterministic, planned", undefined, manualPlan)
+      expect((await world.run(["run", planned])).code).toBe(0)
+      const file = path.join(world.repo, "test", "date.test.js")
+      expect((await hook(world, payload(world, "PreToolUse.Edit.json", editOf(file)))).stdout).toBe("")
+      expect((await hook(world, payload(world, "PreToolUse.Write.json", (value) => {
+        value["tool_input"]["file_path"] = path.join(world.repo, "test", "clock.js")
+      }))).stdout).toBe("")
+      // the session ends before either PostToolUse: the lease is released, the intents stay dispatched
+      expect((await hook(world, payload(world, "SessionEnd.other.json"))).stdout).toBe("")
+      const open = (await events(world, planned)).filter((record) => record.type === "IntentRecorded").map((record) => record.event.intentId as string)
+      expect(open).toHaveLength(2)
+      const blocked = await world.run(["run", planned])
+      expect(blocked.code, blocked.stderr).not.toBe(0)
+      const task = await status(world, planned)
+      expect(task.state).toBe("BLOCKED")
+      expect(JSON.stringify(task)).toContain(`--resolve fix succeeded|failed`)
+      const log = await events(world, planned)
+      expect(log.filter((record) => record.type === "AttemptTransitioned").at(-1)!.event).toMatchObject({ stepId: "fix", to: "Indeterminate" })
+
+      // a person declares on a terminal that the calls happened: both are resolved, the step is
+      // done, and the run goes on to verification
+      const digest = `sha256:${createHash("sha256").update(JSON.stringify({ resolution: { taskId: planned, intentId: open[0], outcome: "succeeded" } })).digest("hex")}`
+      const settled = await world.tty(["unblock", planned, "--resolve", "fix", "succeeded", "--json"], `${confirmationOf(digest)}\n`)
+      expect(settled.code, settled.stdout).toBe(0)
+      const resolutions = (await events(world, planned)).filter((record) => record.type === "IntentResolved")
+      expect(resolutions.map((record) => [record.event.intentId, record.event.outcome]).sort()).toEqual(open.map((id) => [id, "Succeeded"]).sort())
+      expect((await world.run(["run", planned])).code).toBe(0)
+      expect((await status(world, planned)).state).toBe("VERIFYING")
     })
 
     it("fails closed on tool calls and open elsewhere for unreadable payloads, and writes nothing", async () => {

@@ -28,6 +28,16 @@ export interface Pair {
   readonly operationsPerRound: number
   /** The ratio ours / raw the pair must stay under. */
   readonly target: number
+  /**
+   * What the `raw` side is, for the table: `raw` (the driver doing the same work) unless the pair
+   * compares against another system (`langgraph`, `dbos`) or another size of ours (`10^2 events`).
+   */
+  readonly baseline?: string | undefined
+  /**
+   * The target as the issue states it, when that is not "ours / raw ≤ target" (a throughput "≥ 0.5×"
+   * is a time ratio ≤ 2); printed instead of `≤ target×`.
+   */
+  readonly targetText?: string | undefined
   /** How many events one operation writes (for the per-event column). */
   readonly eventsPerOperation: number
 }
@@ -70,6 +80,8 @@ export interface PairResult {
   readonly rawCpuMedianMs: number
   readonly ratio: number
   readonly target: number
+  readonly baseline: string
+  readonly targetText: string
   readonly met: boolean
 }
 
@@ -133,6 +145,8 @@ export const measure = async (pair: Pair, rounds: number): Promise<PairResult> =
     rawCpuMedianMs: median(rawCpuMs),
     ratio,
     target: pair.target,
+    baseline: pair.baseline ?? "raw",
+    targetText: pair.targetText ?? `≤ ${pair.target}×`,
     met: ratio <= pair.target
   }
 }

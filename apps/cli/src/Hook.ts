@@ -97,19 +97,39 @@ const requested = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent 
   Effect.gen(function*() {
     const selection = yield* HostView.select(preferredTask())
     const task = selection._tag === "One" ? selection.task : null
-    const worker = task !== null && event.call.id !== null && ToolIntent.isSideEffect(event.call) && (task.awaiting !== null || task.leaseHolder !== null)
-    const standing = worker && task !== null ? yield* HostSession.attend(task, event.session) : null
+    const sideEffect = ToolIntent.isSideEffect(event.call)
+    // A side-effecting call while a worker is awaited (or the lease is held) decides the session's
+    // standing; any call of the session that holds the lease keeps it alive.
+    const attending = task !== null && ((sideEffect && (task.awaiting !== null || task.leaseHolder !== null)) || ownsLease(task, event.session))
+    const standing = attending && task !== null ? yield* HostSession.attend(task, event.session) : null
     const decision = forHost(adapter, Guard.decide(event.call, guardContext(event.session, root, selection, standing === null ? undefined : standing.holder)))
-    if (decision._tag === "Allow" && task !== null && standing !== null && standing.ours !== null && task.awaiting !== null) {
-      const controller = yield* Controller.Controller
-      yield* controller.toolCall.started(
-        task.taskId,
-        { sessionRef: HostSession.sessionRef(event.session), callId: event.call.id as string, description: ToolIntent.describe(event.call) },
-        { actor: HostSession.actorOf(event.session), leaseEpoch: standing.ours }
+    if (decision._tag !== "Allow" || task === null || task.awaiting === null || !sideEffect) return decision
+    // The step's work: recorded before it runs, or not run at all.
+    if (event.call.id === null) {
+      return deny(
+        `the host gave this call no id, so it cannot be recorded as step ${task.awaiting.stepId}'s work before it runs.`,
+        "Update the host (its hook payloads carry tool_use_id), or do the step's work yourself and finish it with ratchet step done."
       )
     }
+    if (standing === null || standing.ours === null) {
+      return deny(
+        `this session could not take task ${task.taskId}'s writer lease, so the call cannot be recorded as step ${task.awaiting.stepId}'s work before it runs.`,
+        `Try the call again; ratchet lease ${task.taskId} shows who holds the lease.`
+      )
+    }
+    const controller = yield* Controller.Controller
+    yield* controller.toolCall.started(
+      task.taskId,
+      { sessionRef: HostSession.sessionRef(event.session), callId: event.call.id, description: ToolIntent.describe(event.call) },
+      { actor: HostSession.actorOf(event.session), leaseEpoch: standing.ours }
+    )
     return decision
   })
+
+const deny = (reason: string, fix: string): Guard.Decision => ({ _tag: "Deny", reason, fix })
+
+/** Whether the lease's owner (held, or lapsed and not taken over) is this session. */
+const ownsLease = (task: HostView.HostTask, session: HostEvent.Session): boolean => task.leaseOwner?.sessionRef === HostSession.sessionRef(session)
 
 /** A tool call that ended: the worker's intent for it (if it opened one) is resolved. */
 const ended = (event: HostEvent.HostEvent & { readonly _tag: "ToolCallCompleted" | "ToolCallFailed" }) =>
@@ -159,7 +179,7 @@ const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent) =>
         return yield* inProject(event.session, allow, () =>
           Effect.gen(function*() {
             const selection = yield* HostView.select(preferredTask())
-            if (selection._tag === "One" && (selection.task.awaiting !== null || selection.task.leaseHolder !== null)) {
+            if (selection._tag === "One" && (selection.task.awaiting !== null || ownsLease(selection.task, event.session))) {
               yield* HostSession.attend(selection.task, event.session)
             }
             return allow

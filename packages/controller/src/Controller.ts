@@ -733,7 +733,15 @@ export const make: Effect.Effect<
   const pause: Service["pause"] = (taskId, reason, invocation) =>
     Effect.flatMap(
       reason === undefined ? Effect.succeed(undefined) : requireText("--reason", reason, "Say why, or leave --reason out."),
-      (text) => command(taskId, invocation, (_task, meta) => ({ _tag: "Pause", ...meta, ...(text === undefined ? {} : { reason: text }) }))
+      (text) =>
+        Effect.flatMap(underSessionLease(taskId, invocation), ({ invocation: leased, released }) =>
+          write(
+            taskId,
+            leased,
+            (_aggregate, at) => Effect.succeed([{ _tag: "Pause", actor: invocation.actor, at, ...(text === undefined ? {} : { reason: text }) } satisfies Task.Command]),
+            taskId,
+            (_state, at) => released === undefined ? [] : [{ _tag: "LeaseReleased", version: 1, actor: invocation.actor, at, epoch: released }]
+          ))
     )
 
   const resume: Service["resume"] = (taskId, invocation) =>
@@ -813,16 +821,29 @@ export const make: Effect.Effect<
    */
   const sessionLeaseOf = (taskId: string) =>
     Effect.map(models.lease(projectId, taskId), (row) =>
-      row !== null && row.held && row.owner.sessionRef !== undefined && row.owner.workspaceId === project.workspaceId ? row.epoch : undefined)
+      row !== null && row.held && isHostSession(row.owner) && row.owner.workspaceId === project.workspaceId ? row.epoch : undefined)
+
+  /**
+   * `invocation`, presenting the lease of a host session of this workspace when it presents none,
+   * and that lease's release to append with the write (`trailing`): a person's `step done`, pause
+   * or cancel ends the session's turn as the worker rather than being refused by its lease.
+   */
+  const underSessionLease = (taskId: string, invocation: Invocation) =>
+    invocation.leaseEpoch !== undefined
+      ? Effect.succeed({ invocation, released: undefined as number | undefined })
+      : Effect.map(Effect.zipRight(summaryOf(taskId), sessionLeaseOf(taskId)), (epoch) => ({
+        invocation: epoch === undefined ? invocation : { ...invocation, leaseEpoch: epoch },
+        released: epoch
+      }))
 
   const stepDone: Service["stepDone"] = (taskId, input, invocation) =>
     Effect.flatMap(
       Effect.all([
         input.note === undefined ? Effect.succeed(undefined) : requireText("--note", input.note, "Say what was done, or leave --note out."),
-        invocation.leaseEpoch === undefined ? Effect.flatMap(summaryOf(taskId), () => sessionLeaseOf(taskId)) : Effect.succeed(undefined)
+        underSessionLease(taskId, invocation)
       ]),
-      ([note, sessionEpoch]) =>
-        write(taskId, sessionEpoch === undefined ? invocation : { ...invocation, leaseEpoch: sessionEpoch }, (aggregate, at) =>
+      ([note, { invocation: leased, released: sessionEpoch }]) =>
+        write(taskId, leased, (aggregate, at) =>
           Effect.gen(function*() {
             const task = aggregate as Task.Task
             const step = task.plan?.plan.steps.find((candidate) => candidate.id === input.stepId)
@@ -906,10 +927,16 @@ export const make: Effect.Effect<
         let resolved: string | null = null
         const written = yield* write(taskId, invocation, (aggregate, at) =>
           Effect.map(
-            aggregate._tag === "Task" && aggregate.run !== null ? runRows(aggregate) : Effect.succeed({ intents: [] as ReadonlyArray<RunState.IntentInfo> }),
-            ({ intents }): ReadonlyArray<Event.Event> => {
-              // Unknown (not a step's work) or already decided (resolved, or settled by recovery).
-              if (!intents.some((intent) => intent.intentId === intentId && intent.state === "Dispatched")) return []
+            aggregate._tag === "Task" && aggregate.run !== null
+              ? runRows(aggregate)
+              : Effect.succeed({ attempts: [] as ReadonlyArray<RunState.AttemptInfo>, intents: [] as ReadonlyArray<RunState.IntentInfo> }),
+            ({ attempts, intents }): ReadonlyArray<Event.Event> => {
+              // Unknown (not a step's work), already resolved, or its attempt already decided by
+              // recovery (Indeterminate, awaiting a person's settlement): then the call's end is late.
+              const intent = intents.find((row) => row.intentId === intentId && row.state === "Dispatched")
+              const open = intent !== undefined && attempts.some((row) =>
+                row.stepId === intent.stepId && row.attempt === intent.attempt && (row.state === "Running" || row.state === "Pending"))
+              if (!open) return []
               resolved = intentId
               return [{ _tag: "IntentResolved", version: 1, actor: invocation.actor, at, intentId, outcome: input.outcome, resultRefs: [] }]
             }
@@ -1080,8 +1107,8 @@ export const make: Effect.Effect<
         return events as ReadonlyArray<Event.Event>
       })
 
-  const cancel: Service["cancel"] = (taskId, reason, invocation) =>
-    Effect.flatMap(requireText("--reason", reason, `Say why: ratchet cancel ${taskId} --reason "…"`), (text) =>
+  const cancel: Service["cancel"] = (taskId, reason, given) =>
+    Effect.flatMap(Effect.zip(requireText("--reason", reason, `Say why: ratchet cancel ${taskId} --reason "…"`), underSessionLease(taskId, given)), ([text, { invocation }]) =>
       write(
         taskId,
         invocation,
@@ -1406,6 +1433,16 @@ export const make: Effect.Effect<
     lease
   } satisfies Service
 })
+
+/**
+ * Whether a lease owner is a host session (a Claude Code or Codex session as a manual step's
+ * worker): its session reference is `<host>:<session id>` and it is not a runner.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isHostSession = (owner: Event.LeaseOwner): boolean =>
+  owner.host !== "runner" && owner.host !== "cli" && owner.sessionRef !== undefined && owner.sessionRef.startsWith(`${owner.host}:`)
 
 /**
  * The intent id of a host session's tool call: stable for the session and the host's call id, so

@@ -58,12 +58,14 @@ export interface Standing {
   readonly holder: Event.LeaseOwner | null
 }
 
-const isOurs = (task: HostView.HostTask, identity: Identity): boolean => task.leaseHolder !== null && task.leaseHolder.sessionRef === sessionRef(identity)
+/** Whether the lease's owner (held, or expired and not taken over) is this session. */
+const isOurs = (task: HostView.HostTask, identity: Identity): boolean => task.leaseOwner !== null && task.leaseOwner.sessionRef === sessionRef(identity)
 
 /**
  * Keeps the session's lease alive, and takes it when a manual step awaits a worker and nobody
- * else holds it. Never fails: a lease it cannot take leaves the session an observer of whoever
- * holds it now (or of nobody, when the task needs no worker).
+ * else holds it. Never fails: a lease it cannot take leaves the session without one (`ours` null)
+ * and, when another owner holds it, an observer of that owner. The caller refuses a call it must
+ * record when `ours` is null.
  *
  * @since 0.1.0
  * @category constructors
@@ -72,32 +74,30 @@ export const attend = (task: HostView.HostTask, identity: Identity): Effect.Effe
   Effect.gen(function*() {
     const controller = yield* Controller.Controller
     const lease = { host: identity.host, sessionRef: sessionRef(identity), actor: actorOf(identity) }
-    const observed = (ours: number | null) =>
-      Effect.map(
-        controller.lease.show(task.taskId).pipe(Effect.option),
-        (shown): Standing => {
-          const holder = shown._tag === "Some" && shown.value.status === "held" ? shown.value.holder : null
-          return { ours, holder: holder !== null && holder.sessionRef !== lease.sessionRef ? holder : null }
-        }
-      )
+    // After a lost race: the winner may be this very session (another of its hooks, running at
+    // the same time), whose epoch is then ours too.
+    const observed = Effect.map(controller.lease.show(task.taskId).pipe(Effect.option), (shown): Standing => {
+      if (shown._tag === "None" || shown.value.status !== "held" || shown.value.holder === null) return { ours: null, holder: null }
+      return shown.value.holder.sessionRef === lease.sessionRef ? { ours: shown.value.epoch, holder: null } : { ours: null, holder: shown.value.holder }
+    })
     if (task.leaseEpoch !== null && isOurs(task, identity)) {
       const kept = yield* controller.lease.heartbeat(task.taskId, task.leaseEpoch).pipe(Effect.option)
       if (kept._tag === "Some") return { ours: kept.value.epoch, holder: null }
     }
     if (task.awaiting === null) {
-      return task.leaseHolder === null || isOurs(task, identity) ? { ours: null, holder: null } : { ours: null, holder: task.leaseHolder }
+      return task.leaseHolder === null || task.leaseHolder.sessionRef === lease.sessionRef ? { ours: null, holder: null } : { ours: null, holder: task.leaseHolder }
     }
     if (task.leaseStatus === "held" && !isOurs(task, identity)) return { ours: null, holder: task.leaseHolder }
     // Free, expired, or ours but lapsed: take it (a racing session may win; then it observes).
     const taken = task.leaseStatus === "free"
       ? yield* Effect.option(Effect.map(controller.lease.acquire(task.taskId, lease), (held) => held.epoch))
       : yield* Effect.option(Effect.map(controller.lease.takeover(task.taskId, lease), (took) => took.lease.epoch))
-    return taken._tag === "Some" ? { ours: taken.value, holder: null } : yield* observed(null)
+    return taken._tag === "Some" ? { ours: taken.value, holder: null } : yield* observed
   })
 
 /**
- * Releases the session's lease when it holds it (the session ended). Never fails: a lease that
- * cannot be released lapses after its grace.
+ * Releases the session's lease when it holds it, or held it and let it lapse (the session ended).
+ * Never fails: a lease that cannot be released lapses after its grace and is taken over.
  *
  * @since 0.1.0
  * @category constructors

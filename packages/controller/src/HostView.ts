@@ -35,7 +35,9 @@ export interface HostTask {
   readonly forbiddenScope: ReadonlyArray<string>
   /** The writer lease's holder while it is held (not free, not expired), else null. */
   readonly leaseHolder: Event.LeaseOwner | null
-  /** The held lease's epoch (with `leaseHolder`), else null. */
+  /** The lease's owner while it is held or expired (not yet taken over or released), else null. */
+  readonly leaseOwner: Event.LeaseOwner | null
+  /** That owner's epoch (with `leaseOwner`), else null. */
   readonly leaseEpoch: number | null
   /**
    * The lease's state as the lease manager sees it: `free` (never taken or released), `held`, or
@@ -101,7 +103,8 @@ const describe = (task: Task.Task, branch: string) =>
       allowedScope: execution?.allowedScope ?? [],
       forbiddenScope: execution?.forbiddenScope ?? [],
       leaseHolder: lease.status === "held" ? lease.holder : null,
-      leaseEpoch: lease.status === "held" ? lease.epoch : null,
+      leaseOwner: lease.status === "free" ? null : lease.holder,
+      leaseEpoch: lease.status === "free" ? null : lease.epoch,
       leaseStatus: lease.status === "held" ? "held" : lease.status === "expired" ? "expired" : "free",
       awaiting: yield* awaitingOf(task, branch),
       unverified: yield* unverifiedOf(task, branch)

@@ -35,6 +35,8 @@ export interface AttemptInfo {
   readonly stepId: string
   readonly attempt: number
   readonly state: Attempt.State
+  /** The LSN of the attempt's last transition. */
+  readonly updatedLsn: number
 }
 
 /**
@@ -49,6 +51,8 @@ export interface IntentInfo {
   readonly attempt: number
   readonly state: "Pending" | "Dispatched" | "Resolved" | "Abandoned"
   readonly outcome: "Succeeded" | "Failed" | null
+  /** The LSN of the intent's last change (its resolution, once resolved). */
+  readonly updatedLsn: number
 }
 
 /**
@@ -59,7 +63,10 @@ export interface IntentInfo {
  *   (REVISE) for the runner to admit. A runner never leaves such an attempt (it schedules and
  *   admits an attempt in one append), so it is not something to recover.
  * - `Open`: its latest attempt is Running, or Pending with an intent.
- * - `Done`: its latest attempt Succeeded, or was Indeterminate and a person settled it as succeeded.
+ * - `Done`: its latest attempt Succeeded, or was Indeterminate and a person settled it as succeeded:
+ *   the intents resolved after the attempt became Indeterminate (the settlement's) all Succeeded.
+ *   Resolutions from before (a manual step's worker's calls that ended, some failed) do not count:
+ *   the settlement decides.
  * - `Unsettled`: its latest attempt is Indeterminate with a dispatched intent nobody resolved.
  * - `Retry`: its latest attempt ended without success; a successor is due (within the budget).
  *
@@ -106,8 +113,8 @@ export const statusOf = (
       const own = intentsOf(intents, stepId, latest.attempt)
       const unresolved = own.find((intent) => intent.state === "Dispatched")
       if (unresolved !== undefined) return { _tag: "Unsettled", attempt: latest.attempt, intentId: unresolved.intentId }
-      const succeeded = own.length > 0 && own.every((intent) => intent.state !== "Resolved" || intent.outcome === "Succeeded") &&
-        own.some((intent) => intent.state === "Resolved")
+      const settled = own.filter((intent) => intent.state === "Resolved" && intent.updatedLsn > latest.updatedLsn)
+      const succeeded = settled.length > 0 && settled.every((intent) => intent.outcome === "Succeeded")
       return succeeded ? { _tag: "Done", attempt: latest.attempt } : { _tag: "Retry", attempt: latest.attempt, state: latest.state }
     }
     case "Failed":

@@ -34,15 +34,17 @@ const step = (
 
 const planOf = (...steps: ReadonlyArray<Plan.Step>): Plan.Plan => ({ specDigest: Digest.ofCanonical("spec"), steps })
 
-const attempt = (stepId: string, number: number, state: Attempt.State): RunState.AttemptInfo => ({ stepId, attempt: number, state })
+/** An attempt row; its last transition at LSN `lsn` (10 unless said: before the intents' 20). */
+const attempt = (stepId: string, number: number, state: Attempt.State, lsn = 10): RunState.AttemptInfo => ({ stepId, attempt: number, state, updatedLsn: lsn })
 
 const intent = (
   intentId: string,
   state: RunState.IntentInfo["state"],
   outcome: RunState.IntentInfo["outcome"] = null,
   stepId = "a",
-  number = 1
-): RunState.IntentInfo => ({ intentId, stepId, attempt: number, state, outcome })
+  number = 1,
+  lsn = 20
+): RunState.IntentInfo => ({ intentId, stepId, attempt: number, state, outcome, updatedLsn: lsn })
 
 // ---------------------------------------------------------------------------------------------
 // recoveryOf
@@ -113,7 +115,8 @@ describe("RunState.recoveryOf", () => {
       stepId: fc.constant("a"),
       attempt: fc.constant(1),
       state: fc.constantFrom("Pending" as const, "Resolved" as const, "Abandoned" as const),
-      outcome: fc.constantFrom("Succeeded" as const, "Failed" as const, null)
+      outcome: fc.constantFrom("Succeeded" as const, "Failed" as const, null),
+      updatedLsn: fc.nat()
     })
     fc.assert(
       fc.property(fc.array(settled, { maxLength: 8 }), fc.constantFrom(plain, idempotent, probed, both), (intents, target) => {
@@ -207,6 +210,26 @@ describe("RunState.statusOf", () => {
       { _tag: "Retry", attempt: 1, state: "Indeterminate" }
     ],
     [
+      // a manual step's worker: one call failed (resolved at LSN 5), one never ended; recovery made
+      // the attempt Indeterminate (LSN 10) and a person settled the open one as succeeded (LSN 20)
+      "Indeterminate, settled Succeeded after an earlier call of the worker Failed",
+      [attempt("a", 1, "Indeterminate")],
+      [intent("i-0", "Resolved", "Failed", "a", 1, 5), intent("i-1", "Resolved", "Succeeded")],
+      { _tag: "Done", attempt: 1 }
+    ],
+    [
+      "Indeterminate, settled Failed after an earlier call of the worker Succeeded",
+      [attempt("a", 1, "Indeterminate")],
+      [intent("i-0", "Resolved", "Succeeded", "a", 1, 5), intent("i-1", "Resolved", "Failed")],
+      { _tag: "Retry", attempt: 1, state: "Indeterminate" }
+    ],
+    [
+      "Indeterminate, only resolutions from before it (nobody settled it)",
+      [attempt("a", 1, "Indeterminate")],
+      [intent("i-0", "Resolved", "Succeeded", "a", 1, 5)],
+      { _tag: "Retry", attempt: 1, state: "Indeterminate" }
+    ],
+    [
       "Indeterminate, only abandoned",
       [attempt("a", 1, "Indeterminate")],
       [intent("i-1", "Abandoned")],
@@ -265,7 +288,7 @@ describe("RunState.statusOf", () => {
   it("property: the row order of the attempts never changes the standing", () => {
     const states: ReadonlyArray<Attempt.State> = ["Pending", "Running", "Succeeded", "Failed", "Indeterminate", "Cancelled", "TimedOut"]
     const rows = fc.uniqueArray(
-      fc.record({ stepId: fc.constantFrom("a", "b"), attempt: fc.integer({ min: 1, max: 20 }), state: fc.constantFrom(...states) }),
+      fc.record({ stepId: fc.constantFrom("a", "b"), attempt: fc.integer({ min: 1, max: 20 }), state: fc.constantFrom(...states), updatedLsn: fc.nat() }),
       { selector: (row) => `${row.stepId}:${row.attempt}`, maxLength: 12 }
     )
     fc.assert(

@@ -213,9 +213,21 @@ export const hookScenarios = (engine: Engine): void => {
       expect((await hook(world, payload(world, "PreToolUse.Write.json", (value) => {
         value["tool_input"]["file_path"] = path.join(world.repo, "test", "clock.js")
       }))).stdout).toBe("")
-      // the session ends before either PostToolUse: the lease is released, the intents stay dispatched
+      // a shell write that fails ends as a Failed intent (PostToolUseFailure)
+      const failing = (value: Payload) => {
+        value["tool_input"]["command"] = "echo hi > test/out.txt && npm test"
+      }
+      expect((await hook(world, payload(world, "PreToolUse.Bash.npm-test.json", (value) => {
+        failing(value)
+        value["tool_use_id"] = "toolu_01Yb5PqM3vKx9DsN2hTr6GcL"
+      }))).stdout).toBe("")
+      expect((await hook(world, payload(world, "PostToolUseFailure.Bash.json", failing))).stdout).toBe("")
+      const failed = (await events(world, planned)).filter((record) => record.type === "IntentResolved")
+      expect(failed.map((record) => record.event.outcome)).toEqual(["Failed"])
+      // the session ends before the other two PostToolUse: the lease is released, their intents stay dispatched
       expect((await hook(world, payload(world, "SessionEnd.other.json"))).stdout).toBe("")
-      const open = (await events(world, planned)).filter((record) => record.type === "IntentRecorded").map((record) => record.event.intentId as string)
+      const open = (await events(world, planned)).filter((record) => record.type === "IntentRecorded" && record.event.intentId !== failed[0]!.event.intentId)
+        .map((record) => record.event.intentId as string)
       expect(open).toHaveLength(2)
       const blocked = await world.run(["run", planned])
       expect(blocked.code, blocked.stderr).not.toBe(0)
@@ -225,12 +237,12 @@ export const hookScenarios = (engine: Engine): void => {
       const log = await events(world, planned)
       expect(log.filter((record) => record.type === "AttemptTransitioned").at(-1)!.event).toMatchObject({ stepId: "fix", to: "Indeterminate" })
 
-      // a person declares on a terminal that the calls happened: both are resolved, the step is
-      // done, and the run goes on to verification
+      // a person declares on a terminal that the open calls happened: both are resolved, the step
+      // is done (the earlier failed call does not undo the settlement), and the run goes on to verification
       const digest = `sha256:${createHash("sha256").update(JSON.stringify({ resolution: { taskId: planned, intentId: open[0], outcome: "succeeded" } })).digest("hex")}`
       const settled = await world.tty(["unblock", planned, "--resolve", "fix", "succeeded", "--json"], `${confirmationOf(digest)}\n`)
       expect(settled.code, settled.stdout).toBe(0)
-      const resolutions = (await events(world, planned)).filter((record) => record.type === "IntentResolved")
+      const resolutions = (await events(world, planned)).filter((record) => record.type === "IntentResolved").slice(1)
       expect(resolutions.map((record) => [record.event.intentId, record.event.outcome]).sort()).toEqual(open.map((id) => [id, "Succeeded"]).sort())
       expect((await world.run(["run", planned])).code).toBe(0)
       expect((await status(world, planned)).state).toBe("VERIFYING")
@@ -308,8 +320,9 @@ export const hookScenarios = (engine: Engine): void => {
       // Codex: .codex/hooks.json, created when missing, removed back to nothing of ours
       const codexFile = path.join(world.repo, ".codex", "hooks.json")
       const codexInstalled = await world.run(["hooks", "install", "codex", "--json"])
-      expect(codexInstalled.json).toMatchObject({ ok: true, host: "codex", file: codexFile, changed: true, entries: 7 })
+      expect(codexInstalled.json).toMatchObject({ ok: true, host: "codex", file: codexFile, changed: true, entries: 8 })
       expect(JSON.parse(fs.readFileSync(codexFile, "utf8")).hooks.Stop).toEqual([{ hooks: [{ type: "command", command: "ratchet hook codex", timeout: 10 }] }])
+      expect(JSON.parse(fs.readFileSync(codexFile, "utf8")).hooks.SessionEnd).toEqual([{ hooks: [{ type: "command", command: "ratchet hook codex", timeout: 3 }] }])
       expect((await world.run(["hooks", "uninstall", "codex", "--json"])).json).toMatchObject({ changed: true, entries: 0 })
       expect(JSON.parse(fs.readFileSync(codexFile, "utf8"))).toEqual({})
       // a --command that does not run the hook would be unrecognisable later: refused

@@ -153,7 +153,7 @@ export const EpisodeView = Schema.Struct({
   steps: Schema.Array(StepView),
   attempts: Schema.Array(AttemptView),
   refs: Schema.Array(RefView),
-  /** Every identity that moved an attempt: the runner that admitted and ended it, a manual step's worker. */
+  /** Every identity that moved an attempt or started its side effects: the runner, a manual step's worker (a person, a host session). */
   workers: Schema.Array(Event.Actor),
   usage: Usage
 })
@@ -300,6 +300,9 @@ export const build = (input: {
         if (attempt === undefined) return
         attempt.intents.push({ intentId: event.intentId, description: event.description, state: "Pending", outcome: null, settledBy: null })
         intentOwner.set(event.intentId, attempt)
+        // Whoever started a side effect of the step worked on it (a host session as a manual
+        // step's worker records its tool calls; the person who marks the step done may be another).
+        addWorker(event.actor)
         return
       }
       case "IntentDispatched":

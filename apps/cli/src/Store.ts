@@ -10,9 +10,10 @@ import * as path from "node:path"
 import * as Controller from "@ratchet/controller/Controller"
 import type * as Workspace from "@ratchet/controller/Workspace"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
-import * as PostgresStore from "@ratchet/storage-postgres/PostgresStore"
+import type * as PostgresStore from "@ratchet/storage-postgres/PostgresStore"
 import * as SqliteStore from "@ratchet/storage-sqlite/SqliteStore"
 import * as Builtin from "@ratchet/verifier/Builtin"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { UsageError } from "./Args.js"
 
@@ -38,12 +39,21 @@ export const home = (): string => {
 }
 
 /**
+ * The PostgreSQL store, imported when a command first uses it: the bundle keeps it (with `pg` and
+ * `@effect/sql-pg`) in a chunk of its own, so a command on SQLite, `ratchet hook` above all, never
+ * parses or evaluates the driver.
+ */
+const postgresLayer: typeof PostgresStore.layerConfig = Layer.unwrapEffect(
+  Effect.map(Effect.promise(() => import("@ratchet/storage-postgres/PostgresStore")), (module) => module.layerConfig)
+)
+
+/**
  * The store services for this invocation.
  *
  * @since 0.1.0
  * @category layers
  */
-export const store = () => engine() === "postgres" ? PostgresStore.layerConfig : SqliteStore.layerConfig
+export const store = () => engine() === "postgres" ? postgresLayer : SqliteStore.layerConfig
 
 /**
  * The controller of `project`, over the store with the project's lease settings.

@@ -1,0 +1,214 @@
+/**
+ * A durable step on PostgreSQL: what one side-effecting step of the run engine costs us, against
+ * the raw two-commit floor on the same server and a DBOS Transact step.
+ *
+ * Ours is the runner's four appends of one command step through `EventStore.append` of
+ * `PostgresStore.layer` (see `steps.ts`); the effect is a no-op on every side. Pairs:
+ * - `step/postgres/raw`: the same nine events, byte for byte, in two transactions on one `pg`
+ *   client (`BEGIN; INSERT … VALUES (…) ×4; COMMIT`, then the same with the five events after the
+ *   effect) into a copy of `ratchet_events` made from its migration statement;
+ * - `step/postgres/dbos`: one `DBOS.runStep` of a DBOS workflow (see `dbos.ts`).
+ *
+ * Every side has a schema of its own in the database named by `RATCHET_DATABASE_URL` (default: the
+ * local development server of DEVELOPERS.md), dropped at the end; the server's settings apply to
+ * all alike and are printed. When PostgreSQL does not answer, the suite is skipped with one line
+ * saying so.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as EventStore from "@ratchet/storage/EventStore"
+import * as PostgresStore from "@ratchet/storage-postgres/PostgresStore"
+import * as Effect from "effect/Effect"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as crypto from "node:crypto"
+import pg from "pg"
+import type { Pair, Prepared, Skipped, Suite } from "../lib/Pair.js"
+import { eventTableStatements } from "../storage/events.js"
+import * as Dbos from "./dbos.js"
+import { cursorOf, epoch, projectId, rawCommits, runningTask, type StepCursor, stepAppends } from "./steps.js"
+import { versions } from "./versions.js"
+
+const defaultUrl = "postgres://postgres@127.0.0.1:5432/test"
+
+let counted: Map<string, number> | undefined
+let counting = false
+/** Counts the queries every `pg` client of this process sends (ours through its pool, raw directly, DBOS through its own pool). */
+const countQueries = async (f: () => Promise<void>): Promise<number> => {
+  if (!counting) {
+    counting = true
+    const query = pg.Client.prototype.query as (...args: Array<unknown>) => unknown
+    pg.Client.prototype.query = function(this: pg.Client, ...args: Array<unknown>) {
+      const first = args[0]
+      const text = typeof first === "string" ? first : (first as { text?: unknown } | undefined)?.text
+      if (counted !== undefined && typeof text === "string") {
+        const key = text.replace(/\s+/g, " ").trim()
+        counted.set(key, (counted.get(key) ?? 0) + 1)
+      }
+      return query.apply(this, args)
+    } as typeof pg.Client.prototype.query
+  }
+  counted = new Map()
+  try {
+    await f()
+    return [...counted.values()].reduce((a, b) => a + b, 0)
+  } finally {
+    counted = undefined
+  }
+}
+
+const connect = async (url: string, schema?: string): Promise<pg.Client> => {
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: 3_000,
+    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` })
+  })
+  await client.connect()
+  return client
+}
+
+/** @see the module comment */
+export const suite: Suite = {
+  name: "Durable step (PostgreSQL)",
+  prepare: async (): Promise<Prepared | Skipped> => {
+    const url = process.env["RATCHET_DATABASE_URL"] ?? defaultUrl
+    let admin: pg.Client
+    try {
+      admin = await connect(url)
+    } catch (error) {
+      const shown = url.replace(/\/\/[^@/]*@/, "//…@")
+      return { _tag: "Skipped", reason: `PostgreSQL is unreachable at ${shown} (${error instanceof Error ? error.message : String(error)})` }
+    }
+    const suffix = crypto.randomBytes(4).toString("hex")
+    const schemas = { ours: `ratchet_bench_step_ours_${suffix}`, raw: `ratchet_bench_step_raw_${suffix}`, dbos: `ratchet_bench_step_dbos_${suffix}` }
+    const setting = async (name: string) => String((await admin.query(`SHOW ${name}`)).rows[0]?.[name] ?? "?")
+    const facts: Record<string, string> = {
+      "PostgreSQL": await setting("server_version"),
+      "synchronous_commit": await setting("synchronous_commit"),
+      "fsync": await setting("fsync"),
+      "versions": versions(["pg", "@dbos-inc/dbos-sdk"])
+    }
+
+    const closers: Array<() => Promise<unknown>> = [async () => {
+      for (const schema of Object.values(schemas)) await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+      await admin.end()
+    }]
+    const close = async () => {
+      for (const closer of closers.reverse()) await closer()
+    }
+    try {
+      // ---- ours: the runner's four appends per step -----------------------------------------
+      const runtime = ManagedRuntime.make(PostgresStore.layer({ url, schema: schemas.ours, maxConnections: 4 }))
+      closers.push(() => runtime.dispose())
+      const store = await runtime.runPromise(EventStore.EventStore)
+      let operation = 0
+      const streams = new Map<string, StepCursor>()
+      const cursor = async (name: string): Promise<StepCursor> => {
+        const existing = streams.get(name)
+        if (existing !== undefined) return existing
+        const task = runningTask(name)
+        let version = 0
+        for (const [index, append] of task.setup.entries()) {
+          await runtime.runPromise(store.append({ projectId, streamId: name, expectedVersion: version, epoch: append.epoch, operationId: `${name}-setup-${index}`, events: append.events }))
+          version += append.events.length
+        }
+        const created = cursorOf(task)
+        streams.set(name, created)
+        return created
+      }
+      const oursSide = (name: string) => async (_round: number, operations: number) => {
+        const stream = await cursor(name)
+        await runtime.runPromise(Effect.gen(function*() {
+          for (let i = 0; i < operations; i++) {
+            for (const events of stepAppends(stream)) {
+              yield* store.append({ projectId, streamId: name, expectedVersion: stream.version, epoch, operationId: `op-${name}-${operation++}`, events })
+              stream.version += events.length
+            }
+          }
+        }))
+      }
+
+      // ---- raw: the same events in two transactions -------------------------------------------
+      await admin.query(`CREATE SCHEMA ${schemas.raw}`)
+      const raw = await connect(url, schemas.raw)
+      closers.push(() => raw.end())
+      for (const statement of eventTableStatements("pg")) await raw.query(statement)
+      let rawLsn = 0
+      const rawStreams = new Map<string, StepCursor>()
+      const rawSide = (name: string) => async (_round: number, operations: number) => {
+        let stream = rawStreams.get(name)
+        if (stream === undefined) {
+          stream = cursorOf(runningTask(name))
+          rawStreams.set(name, stream)
+        }
+        for (let i = 0; i < operations; i++) {
+          for (const events of rawCommits(stepAppends(stream))) {
+            const operationId = `op-${name}-${operation++}`
+            const now = Date.now()
+            const values: Array<unknown> = []
+            const tuples: Array<string> = []
+            for (const event of events) {
+              const at = values.length
+              tuples.push(`($${at + 1}, $${at + 2}, 'main', $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, $${at + 7}, $${at + 8}, $${at + 9})`)
+              values.push(++rawLsn, name, ++stream.version, event._tag, event.version, JSON.stringify(event), epoch, operationId, now)
+            }
+            await raw.query("BEGIN")
+            try {
+              await raw.query(
+                `INSERT INTO ratchet_events (lsn, stream_id, branch, version, type, type_version, payload, epoch, operation_id, recorded_at)
+                 VALUES ${tuples.join(", ")}`,
+                values
+              )
+              await raw.query("COMMIT")
+            } catch (error) {
+              await raw.query("ROLLBACK")
+              throw error
+            }
+          }
+        }
+      }
+
+      // ---- checks and counts -------------------------------------------------------------------
+      await cursor("count")
+      const oursQueries = await countQueries(() => oursSide("count")(0, 1))
+      const rawQueries = await countQueries(() => rawSide("count")(0, 1))
+      const stored = await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ payload: string }>`SELECT payload FROM ratchet_events WHERE stream_id = ${"count"} ORDER BY lsn DESC LIMIT 9`))
+      const expected = stepAppends(cursorOf(runningTask("count"))).flat().map((event) => JSON.stringify(event))
+      if (stored.map((row) => row.payload).reverse().join("\n") !== expected.join("\n")) {
+        throw new Error("our store's payloads are not the raw side's JSON.stringify(event); the pair would compare different bytes")
+      }
+      // ---- DBOS, opened after the counts above (its background polling would be counted in them) ----
+      const dbos = await Dbos.open(url, schemas.dbos)
+      closers.push(() => dbos.close())
+      let workflow = 0
+      const dbosSide = (_round: number, operations: number) => dbos.run(`bench-${suffix}-${workflow++}`, operations)
+
+      const dbosQueries = await countQueries(() => dbos.run(`bench-${suffix}-count`, 10))
+      facts["queries per step"] = `ours ${oursQueries} (4 appends), raw ${rawQueries} (2 commits); per 10-step workflow: DBOS ${dbosQueries}`
+      facts["steps per round"] = "one DBOS workflow per round, of as many steps as the round has"
+
+      const pair = (baseline: string, side: Pair["raw"], target: number, targetText: string | undefined): Pair => ({
+        id: `step/postgres/${baseline}`,
+        operation: "one durable step",
+        ours: oursSide(baseline),
+        raw: side,
+        operationsPerRound: 20,
+        eventsPerOperation: 9,
+        target,
+        baseline: baseline === "raw" ? "raw 2 commits" : baseline,
+        targetText
+      })
+      return {
+        _tag: "Prepared",
+        pairs: [
+          pair("raw", rawSide("raw"), Number.POSITIVE_INFINITY, "none (floor of the DBOS target)"),
+          pair("dbos", dbosSide, 0.5, undefined)
+        ],
+        facts,
+        close
+      }
+    } catch (error) {
+      await close()
+      throw error
+    }
+  }
+}

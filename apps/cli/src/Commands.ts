@@ -628,7 +628,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet step done <task> <step> [--note <text>]",
     summary: "Finish a manual step's attempt (the run continues with ratchet run)",
     description:
-      "A manual step is work done by a person, or by the agent in a host session; the runner stops there with the step's attempt awaiting its worker. This records the attempt as Succeeded, with your note; the next ratchet run continues after it.",
+      "A manual step is work done by a person, or by the agent in a host session; the runner stops there with the step's attempt awaiting its worker. This records the attempt as Succeeded, with your note; the next ratchet run continues after it. When a host session of this checkout holds the task's lease as the step's worker, the step ends under that lease and releases it; tool calls of the session whose end was never reported (declined at the host's own prompt) are closed, and the note lists them.",
     positionals: [taskArg, { name: "step", description: "The manual step's id", required: true }],
     options: { note: { type: "string", valueName: "<text>", description: "What was done, for the run's record." }, ...leaseEpoch },
     examples: ["ratchet step done t-3f9a1c2b review --note \"reviewed with the API team\" && ratchet run t-3f9a1c2b"],
@@ -999,7 +999,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     description: [
       "Reads one hook payload on standard input and answers it the way the host expects (the host runs this; you rarely do). A tool call is judged by the guard against the task in progress in the payload's working directory: approvals (ratchet approve, reopen, unblock --resolve) are denied in every state; Ratchet's runtime store and .ratchet/ are never written by a tool; file writes (and shell commands that write) are denied unless the task is RUNNING, no other owner holds its lease and every path is inside the spec's allowedScope and outside its forbiddenScope; destructive commands (rm -rf, git reset --hard, git push --force) are asked about. A stop is blocked once while required criteria are unverified. Every other event passes.",
       "The task is RATCHET_TASK when set, else the project's only task that has not ended, else the only one with a run in progress; with several, writes are denied until RATCHET_TASK names one. Outside a Ratchet project only approvals and writes to the store are denied.",
-      "When the payload cannot be read or Ratchet cannot decide, a tool call is blocked (exit 2, the reason on standard error) and any other event goes on with a one-line warning. Writes nothing to the store. --json changes nothing: the answer is always the host's protocol. Hosts: claude-code, codex (Codex cannot ask, so an ask is a denial saying what the user would have been asked)."
+      "When the payload cannot be read or Ratchet cannot decide, a tool call is blocked (exit 2, the reason on standard error) and any other event goes on with a one-line warning. While a manual step awaits its worker, the session is that worker: it takes the task's writer lease (another session observes, its writes denied), each file-changing call it is allowed is recorded as an intent of the step's attempt before it runs and resolved when it ends, and SessionEnd releases the lease (docs/guides/claude-code.md). Nothing else is written, and nothing when the payload does not decode. --json changes nothing: the answer is always the host's protocol. Hosts: claude-code, codex (Codex cannot ask, so an ask is a denial saying what the user would have been asked)."
     ].join(" "),
     positionals: [{ name: "host", description: "The host whose payload this is: claude-code or codex", required: true }],
     options: {},
@@ -1024,7 +1024,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: `ratchet hooks ${action} <host> [--scope project|user]${action === "install" ? " [--command <text>]" : ""}`,
     summary: action === "install" ? "Register Ratchet's hooks in a host's settings (.claude/settings.json, .codex/hooks.json)" : "Remove Ratchet's hooks from a host's settings, leaving everything else",
     description: action === "install"
-      ? "Merges Ratchet's hook entries (ratchet hook <host>, 10 s timeout) into the host's settings: Claude Code's .claude/settings.json (SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure, Stop, SubagentStop, SessionEnd) or Codex's .codex/hooks.json (the same but PostToolUseFailure and SessionEnd). --scope project (the default) writes the file beside .ratchet/; --scope user writes the user's (~/.claude/settings.json or CLAUDE_CONFIG_DIR; ~/.codex/hooks.json or CODEX_HOME). Every other hook and setting is kept; running it again changes nothing; a changed --command replaces our entries. A file that is not JSON, or whose hooks are not the host's shape, is refused and left as it was. The host reads its settings when a session starts (/hooks shows them; Codex asks you to review new hooks there before it runs them)."
+      ? "Merges Ratchet's hook entries (ratchet hook <host>, 10 s timeout) into the host's settings: Claude Code's .claude/settings.json (SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure, Stop, SubagentStop, SessionEnd) or Codex's .codex/hooks.json (the same but PostToolUseFailure; SessionEnd within Codex's 3 s cap). --scope project (the default) writes the file beside .ratchet/; --scope user writes the user's (~/.claude/settings.json or CLAUDE_CONFIG_DIR; ~/.codex/hooks.json or CODEX_HOME). Every other hook and setting is kept; running it again changes nothing; a changed --command replaces our entries. A file that is not JSON, or whose hooks are not the host's shape, is refused and left as it was. The host reads its settings when a session starts (/hooks shows them; Codex asks you to review new hooks there before it runs them)."
       : "Removes exactly the hook entries that run ratchet hook <host> from the host's settings file of --scope (project by default, or user), keeping every other hook and setting; groups and events left empty are removed. Without any of ours it changes nothing.",
     positionals: [{ name: "host", description: "The host: claude-code or codex", required: true }],
     options: {
@@ -1053,6 +1053,22 @@ export const commands: ReadonlyArray<CommandSpec> = [
           )
       )
   })),
+  {
+    name: "mcp",
+    usage: "ratchet mcp",
+    summary: "Serve this project to an agent as an MCP server over standard input and output",
+    description: [
+      "A Model Context Protocol server for the project in the current directory (or -C): the agent's host starts it (claude mcp add ratchet -- ratchet mcp; Codex: [mcp_servers.ratchet] in ~/.codex/config.toml) and talks to it on standard input and output until it closes them. Its tools read a task (task_list, task_status, task_gate, task_log a page at a time, task_evidence, run_check), create one (task_create), ask and answer the brief's questions (brief_ask, brief_answer), propose the spec or the plan from a file in the workspace (spec_propose, plan_propose) and start an approved plan's run in the background (run_start); each answers with the JSON of the matching command's --json. Its resources are ratchet://task/<id> and its /spec, /plan and /log.",
+      "No tool approves anything: approvals, reopening a FAILED task, settling a step, rewinding, verification and ratchet done stay at a terminal (an agent that did the work cannot verify it). Everything it writes is recorded as an agent: RATCHET_ACTOR=agent:<id> names it, anything else is agent:mcp. A refusal is a tool error carrying the message this CLI would print. Standard output carries only the protocol; messages go to standard error. See docs/guides/mcp.md."
+    ].join(" "),
+    positionals: [],
+    options: {},
+    examples: ["ratchet mcp", "ratchet mcp -C ~/src/payments"],
+    needs: "project",
+    run: () =>
+      // Loaded on demand: the MCP SDK is bundled apart and parsed only by this command (see Mcp.ts).
+      Effect.flatMap(Effect.promise(() => import("./Mcp.js")), (mcp) => Effect.as(mcp.serve, { exit: 0, json: null, text: null } satisfies Outcome))
+  },
   {
     name: "digest",
     usage: "ratchet digest <file> [--spec <spec.md>]",

@@ -59,12 +59,17 @@ export const foreground = (args: ReadonlyArray<string>): Effect.Effect<number> =
 
 /**
  * Starts the runner with `args` in its own session, its output in a new log file; returns its pid
- * and the log's path without waiting.
+ * and the log's path without waiting. `env` is added to this process's environment for it (the
+ * MCP server names the agent it acts for with `RATCHET_ACTOR`).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const detached = (args: ReadonlyArray<string>, name: string): Effect.Effect<{ readonly pid: number; readonly log: string }, Error> =>
+export const detached = (
+  args: ReadonlyArray<string>,
+  name: string,
+  env: Readonly<Record<string, string>> = {}
+): Effect.Effect<{ readonly pid: number; readonly log: string }, Error> =>
   Effect.try({
     try: () => {
       const logs = path.join(Store.home(), "logs")
@@ -72,7 +77,7 @@ export const detached = (args: ReadonlyArray<string>, name: string): Effect.Effe
       const log = path.join(logs, `${name}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`)
       const fd = fs.openSync(log, "a", 0o600)
       try {
-        const child = spawn(process.execPath, [bin(), ...args], { stdio: ["ignore", fd, fd], detached: true })
+        const child = spawn(process.execPath, [bin(), ...args], { stdio: ["ignore", fd, fd], detached: true, env: { ...process.env, ...env } })
         child.unref()
         if (child.pid === undefined) throw new Error("the runner did not start")
         return { pid: child.pid, log }

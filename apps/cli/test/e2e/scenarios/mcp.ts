@@ -1,0 +1,221 @@
+/**
+ * `ratchet mcp` end to end: the bundled CLI spawned as an MCP server and driven by the official
+ * SDK's own `Client` over its `StdioClientTransport`, against a real store.
+ *
+ * - It lists exactly its tools (none approves) and answers a status call with the document
+ *   `ratchet status --json` prints.
+ * - A task created through a tool is there for `ratchet status --json` run as a separate process,
+ *   its events recorded as the agent RATCHET_ACTOR names.
+ * - Refusals arrive as tool errors carrying the controller's reason: an unknown task, an argument
+ *   over 1 MiB, an approving tool that does not exist; the server answers on after each.
+ * - `run_start` starts the runner in the background for an approved plan, acting for the agent,
+ *   and `run_check` follows it to VERIFYING.
+ * - Spoken to directly: standard output carries only JSON-RPC lines, a person named by
+ *   RATCHET_ACTOR is not taken over (a note on standard error), and the server exits 0 when its
+ *   standard input closes.
+ */
+import { spawn } from "node:child_process"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { afterAll, describe, expect, it } from "vitest"
+import { bin, type Engine, events, makeWorld, removeWorlds, status, toPlanApproved, type World } from "../harness.js"
+
+/** The agent the server is started for. */
+const agent = { kind: "agent", id: "e2e-agent" } as const
+
+/** Every tool, in the order the server lists them. Nothing here approves, settles or completes. */
+const expectedTools = [
+  "task_list",
+  "task_status",
+  "task_gate",
+  "task_log",
+  "task_evidence",
+  "task_create",
+  "brief_ask",
+  "brief_answer",
+  "spec_propose",
+  "plan_propose",
+  "run_start",
+  "run_check"
+]
+
+/** What a tool call answered, with its document. */
+interface Called {
+  readonly isError: boolean
+  readonly text: string
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON document, read field by field
+  readonly json: any
+}
+
+/** A connected client of `ratchet mcp` run in the world's repository, and what it wrote on stderr. */
+const connect = async (world: World, env: Record<string, string> = {}): Promise<{ readonly client: Client; readonly stderr: () => string }> => {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, "mcp"],
+    cwd: world.repo,
+    env: { ...(world.env as Record<string, string>), RATCHET_ACTOR: `${agent.kind}:${agent.id}`, ...env },
+    stderr: "pipe"
+  })
+  const errors: Array<Buffer> = []
+  transport.stderr?.on("data", (chunk: Buffer) => errors.push(chunk))
+  const client = new Client({ name: "ratchet-e2e", version: "0.0.0" })
+  await client.connect(transport)
+  return { client, stderr: () => Buffer.concat(errors).toString("utf8") }
+}
+
+const call = async (client: Client, name: string, args: Record<string, unknown>): Promise<Called> => {
+  const result = await client.callTool({ name, arguments: args })
+  const content = result.content as ReadonlyArray<{ readonly type: string; readonly text?: string }>
+  return { isError: result.isError === true, text: content[0]?.text ?? "", json: result.structuredContent }
+}
+
+/** A task view without the lease's `now`, which differs between two reads. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON document
+const stable = (view: any) => ({ ...view, lease: { ...view.lease, now: 0 } })
+
+/**
+ * `ratchet mcp` spoken to directly: each of `messages` written as one line (a request's answer is
+ * awaited before the next is written), then standard input closed. Resolves to the exit code and
+ * both outputs once the process ends.
+ */
+const converse = (
+  world: World,
+  messages: ReadonlyArray<{ readonly id?: number; readonly method: string; readonly params?: unknown }>,
+  env: Record<string, string>
+): Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, "mcp"], { cwd: world.repo, env: { ...world.env, ...env }, stdio: ["pipe", "pipe", "pipe"] })
+    const out: Array<Buffer> = []
+    const err: Array<Buffer> = []
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`ratchet mcp did not exit after its input closed\nstdout: ${Buffer.concat(out)}\nstderr: ${Buffer.concat(err)}`))
+    }, 60_000)
+    let next = 0
+    const answered = () => Buffer.concat(out).toString("utf8").split("\n").filter((line) => line !== "").length
+    let awaiting = 0
+    const send = () => {
+      while (next < messages.length && answered() >= awaiting) {
+        const message = messages[next++] as (typeof messages)[number]
+        child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`)
+        if (message.id !== undefined) {
+          awaiting++
+          return
+        }
+      }
+      if (next === messages.length && answered() >= awaiting) child.stdin.end()
+    }
+    child.stdout.on("data", (chunk: Buffer) => {
+      out.push(chunk)
+      send()
+    })
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk))
+    child.on("error", reject)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") })
+    })
+    send()
+  })
+
+export const mcpScenarios = (engine: Engine): void => {
+  afterAll(removeWorlds)
+
+  describe("ratchet mcp", { timeout: 480_000 }, () => {
+    it("lists its tools and answers a status call through the SDK client; refusals are tool errors with the reason", async () => {
+      const world = await makeWorld(engine)
+      const { client, stderr } = await connect(world)
+      try {
+        expect(client.getServerVersion()).toMatchObject({ name: "ratchet" })
+        const listed = await client.listTools()
+        expect(listed.tools.map((tool) => tool.name)).toEqual(expectedTools)
+
+        // a task created through a tool, confirmed by the CLI as a separate process
+        const created = await call(client, "task_create", { goal: "Make the date test deterministic" })
+        expect(created.isError, created.text).toBe(false)
+        expect(created.json).toMatchObject({ ok: true, command: "task create", exitCode: 0, state: "INTERVIEWING" })
+        const taskId = created.json.taskId as string
+        const fromCli = await status(world, taskId)
+        expect(fromCli).toMatchObject({ taskId, state: "INTERVIEWING", goal: "Make the date test deterministic" })
+
+        // the status tool answers with the document `ratchet status --json` prints
+        const answered = await call(client, "task_status", { taskId })
+        expect(answered.isError).toBe(false)
+        expect(answered.json).toMatchObject({ ok: true, command: "status", exitCode: 0 })
+        expect(stable(answered.json.task)).toEqual(stable(await status(world, taskId)))
+        expect((await events(world, taskId)).map((record) => [record.type, record.actor])).toEqual([
+          ["TaskCreated", agent],
+          ["InterviewBegun", agent]
+        ])
+
+        // refusals: the controller's reason as a tool error, and the server answers on
+        const unknown = await call(client, "task_status", { taskId: "t-00000000" })
+        expect(unknown.isError).toBe(true)
+        expect(unknown.text).toMatch(/^No task "t-00000000" in project prj-[0-9a-f-]+\. List this project's tasks with: ratchet task list$/)
+        expect(unknown.json).toMatchObject({ ok: false, command: "status", exitCode: 2, error: { _tag: "@ratchet/controller/TaskNotFound" } })
+        const oversized = await call(client, "task_create", { goal: "a".repeat(2 * 1024 * 1024) })
+        expect(oversized).toMatchObject({ isError: true, text: expect.stringContaining("goal: is longer than 65536 characters") })
+        const approving = await call(client, "approve", { taskId, subject: "spec" })
+        expect(approving.isError).toBe(true)
+        expect(approving.text).toContain("a person's acts at a terminal")
+        const listedTasks = await call(client, "task_list", {})
+        expect(listedTasks.json.tasks.map((task: { readonly taskId: string }) => task.taskId)).toEqual([taskId])
+
+        // the task as a resource
+        const resource = await client.readResource({ uri: `ratchet://task/${taskId}` })
+        const text = (resource.contents[0] as { readonly text: string }).text
+        expect(JSON.parse(text)).toMatchObject({ ok: true, command: "status", task: { taskId, state: "INTERVIEWING" } })
+      } finally {
+        await client.close()
+      }
+      expect(stderr()).not.toContain("unexpected")
+    })
+
+    it("starts an approved plan's run in the background for the agent and follows it to VERIFYING", async () => {
+      const world = await makeWorld(engine)
+      const taskId = await toPlanApproved(world, "Make the date test deterministic")
+      const { client } = await connect(world)
+      try {
+        const started = await call(client, "run_start", { taskId })
+        expect(started.isError, started.text).toBe(false)
+        expect(started.json).toMatchObject({ ok: true, command: "run", detached: true, taskId, pid: expect.any(Number), log: expect.any(String) })
+        let checked = await call(client, "run_check", { taskId })
+        for (let tries = 0; checked.json.task.state !== "VERIFYING" && tries < 240; tries++) {
+          await new Promise((resolve) => setTimeout(resolve, 250))
+          checked = await call(client, "run_check", { taskId })
+        }
+        expect(checked.json.task.state, JSON.stringify(checked.json)).toBe("VERIFYING")
+        expect(checked.json.run.steps).toMatchObject([{ stepId: "freeze-clock", kind: "command", status: "Succeeded", attempts: [{ attempt: 1, exitCode: 0 }] }])
+        const again = await call(client, "run_start", { taskId })
+        expect(again.isError).toBe(true)
+        expect(again.text).toContain("this one is VERIFYING")
+      } finally {
+        await client.close()
+      }
+      const log = await events(world, taskId)
+      expect(log.find((record) => record.type === "RunStarted")?.actor).toEqual({ kind: "runner", id: agent.id })
+    })
+
+    it("speaks only JSON-RPC on standard output, never writes as a person, and exits 0 when its input closes", async () => {
+      const world = await makeWorld(engine)
+      const conversation = await converse(
+        world,
+        [
+          { id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } },
+          { method: "notifications/initialized" },
+          { id: 2, method: "tools/call", params: { name: "task_create", arguments: { goal: "Make the date test deterministic" } } }
+        ],
+        { RATCHET_ACTOR: "user:ana" }
+      )
+      expect(conversation.code, conversation.stderr).toBe(0)
+      const lines = conversation.stdout.split("\n").filter((line) => line !== "")
+      expect(lines).toHaveLength(2)
+      const [initialised, created] = lines.map((line) => JSON.parse(line))
+      expect(initialised).toMatchObject({ jsonrpc: "2.0", id: 1, result: { serverInfo: { name: "ratchet" } } })
+      expect(created).toMatchObject({ jsonrpc: "2.0", id: 2, result: { isError: false } })
+      expect(conversation.stderr).toContain("RATCHET_ACTOR names user:ana, but an MCP client is an agent; writing as agent:mcp")
+      const taskId = created.result.structuredContent.taskId as string
+      expect((await events(world, taskId))[0]?.actor).toEqual({ kind: "agent", id: "mcp" })
+    })
+  })
+}

@@ -1,0 +1,140 @@
+/**
+ * The MCP server's test world: a git checkout initialised as a Ratchet project, a SQLite store in
+ * a temporary home, the controller over them, and the SDK's own `Client` talking to the server
+ * through the SDK's in-memory transport pair. The run starter is a double that records what it
+ * was asked to start.
+ */
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import * as Controller from "@ratchet/controller/Controller"
+import * as Workspace from "@ratchet/controller/Workspace"
+import type * as Event from "@ratchet/kernel/Event"
+import * as LeaseManager from "@ratchet/lease/LeaseManager"
+import * as SqliteStore from "@ratchet/storage-sqlite/SqliteStore"
+import * as Builtin from "@ratchet/verifier/Builtin"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import { afterAll } from "vitest"
+import * as McpServer from "../src/McpServer.js"
+import * as RunStarter from "../src/RunStarter.js"
+import type * as Tools from "../src/Tools.js"
+
+const roots: Array<string> = []
+afterAll(() => {
+  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true })
+})
+
+/** A new temporary directory (its real path), removed after the test file. */
+export const temp = (prefix: string): string => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
+  roots.push(root)
+  return root
+}
+
+/** A git repository with one commit and `test/date.test.js`, so `test/**` is a valid scope. */
+const checkout = (): string => {
+  const root = temp("ratchet-mcp-repo-")
+  fs.mkdirSync(path.join(root, "test"))
+  fs.writeFileSync(path.join(root, "test", "date.test.js"), "// the date test\n")
+  const git = (...args: Array<string>) => execFileSync("git", args, { cwd: root, stdio: "ignore" })
+  git("init", "-q")
+  git("add", ".")
+  git("-c", "user.name=t", "-c", "user.email=t@t.invalid", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "start")
+  return root
+}
+
+/** What the run starter double was asked. */
+export interface Starts {
+  readonly requests: Array<RunStarter.Request>
+}
+
+/** The agent the tests' server acts as. */
+export const agent: Event.Actor = { kind: "agent", id: "mcp-test" }
+
+/** A person, for the acts only a person may do (approvals), made through the controller directly. */
+export const person: Controller.Invocation = { actor: { kind: "user", id: "ana" } }
+
+/** A project, its store and the server's services, with the run starter double. */
+export const world = Effect.gen(function*() {
+  const root = checkout()
+  const home = temp("ratchet-mcp-home-")
+  const located = yield* Workspace.make.init(root, { displayName: "mcp test" })
+  const starts: Starts = { requests: [] }
+  const store = SqliteStore.layer({ directory: home })
+  const leases = LeaseManager.layer({ heartbeatMs: 1_000, graceMs: 2_000 }).pipe(Layer.provide(store))
+  const project = Layer.succeed(Controller.Project, located)
+  const services = Layer.mergeAll(
+    Controller.layer.pipe(Layer.provide(Layer.mergeAll(store, leases, project))),
+    store,
+    leases,
+    project,
+    Builtin.layer,
+    RunStarter.layer((request) => Effect.sync(() => {
+      starts.requests.push(request)
+      return { pid: 4242, log: path.join(home, "logs", `${request.taskId}.log`) }
+    }))
+  )
+  return { root, home, located, starts, services }
+})
+
+/**
+ * A client connected to a server serving `services` over an in-memory pair, for the scope.
+ */
+export const connect = (
+  options: McpServer.Options = { version: "0.0.0-test", caller: { actor: agent } }
+): Effect.Effect<Client, never, Tools.Services | Scope.Scope> =>
+  Effect.gen(function*() {
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair()
+    yield* Effect.forkScoped(McpServer.serve(serverTransport, options))
+    const client = new Client({ name: "ratchet-mcp-test", version: "0.0.0" })
+    yield* Effect.acquireRelease(Effect.promise(() => client.connect(clientTransport)), () => Effect.promise(() => client.close()))
+    return client
+  })
+
+/** What a tool call answered, with its document parsed. */
+export interface Called {
+  readonly isError: boolean
+  readonly text: string
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON document, read field by field
+  readonly json: any
+}
+
+/** Calls a tool through the client. */
+export const call = (client: Client, name: string, args: Record<string, unknown>): Effect.Effect<Called> =>
+  Effect.promise(async () => {
+    const result = await client.callTool({ name, arguments: args })
+    const content = result.content as ReadonlyArray<{ readonly type: string; readonly text?: string }>
+    const text = content[0]?.text ?? ""
+    return { isError: result.isError === true, text, json: result.structuredContent }
+  })
+
+/** Writes `content` at `relative` inside the checkout; returns the relative path. */
+export const write = (root: string, relative: string, content: string): string => {
+  fs.mkdirSync(path.dirname(path.join(root, relative)), { recursive: true })
+  fs.writeFileSync(path.join(root, relative), content)
+  return relative
+}
+
+/** A spec whose one criterion runs `node --version`. */
+export const spec = [
+  "---",
+  "goal: Make the date test deterministic",
+  "acceptanceCriteria:",
+  "  - id: AC-001",
+  "    outcome: The date test passes in every timezone",
+  "    required: true",
+  "    verify: { command: \"node --version\", expectExitCode: 0, timeoutSeconds: 60 }",
+  "execution:",
+  "  allowedScope: [\"test/**\"]",
+  "---",
+  "# Notes",
+  ""
+].join("\n")
+
+/** A plan of one command step that changes nothing. */
+export const plan = ["steps:", "  - id: freeze", "    title: Freeze the clock", "    acRefs: [AC-001]", "    run:", "      command: \"true\"", ""].join("\n")

@@ -43,11 +43,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import pg from "pg"
 import type { Pair, Prepared, Side, Skipped, Suite } from "../lib/Pair.js"
+import { connectOrSkip, databaseUrl } from "../lib/postgres.js"
 import { cleanEnv, git, gitRepository, runOk } from "../startup/processes.js"
 
-const defaultUrl = "postgres://postgres@127.0.0.1:5432/test"
 const repositoryRoot = fileURLToPath(new URL("../..", import.meta.url))
 const runnerBin = path.join(repositoryRoot, "apps", "runner", "bin", "ratchet-runner.mjs")
 
@@ -207,14 +206,9 @@ export const suite: Suite = {
     ].filter((plan) => wanted(plan.id))
     if (plans.length === 0) return { _tag: "Skipped", reason: "no pair of this suite matches the filter" }
 
-    const url = process.env["RATCHET_DATABASE_URL"] ?? defaultUrl
-    const admin = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 })
-    try {
-      await admin.connect()
-    } catch (error) {
-      const shown = url.replace(/\/\/[^@/]*@/, "//…@")
-      return { _tag: "Skipped", reason: `PostgreSQL is unreachable at ${shown} (${error instanceof Error ? error.message : String(error)})` }
-    }
+    const url = databaseUrl()
+    const admin = await connectOrSkip(url)
+    if ("_tag" in admin) return admin
     const schema = `ratchet_bench_runners_${crypto.randomBytes(4).toString("hex")}`
     const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-bench-runners-")))
     const runtime = ManagedRuntime.make(PostgresStore.layer({ url, schema, maxConnections: setupConcurrency + 1 }))

@@ -20,63 +20,20 @@ import * as PostgresStore from "@ratchet/storage-postgres/PostgresStore"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as crypto from "node:crypto"
-import pg from "pg"
 import type { Pair, Prepared, Skipped, Suite } from "../lib/Pair.js"
+import { connect, connectOrSkip, countQueries, databaseUrl, totalOf } from "../lib/postgres.js"
 import { eventTableStatements } from "../storage/events.js"
 import * as Dbos from "./dbos.js"
 import { cursorOf, epoch, projectId, rawCommits, runningTask, type StepCursor, stepAppends } from "./steps.js"
 import { versions } from "./versions.js"
 
-const defaultUrl = "postgres://postgres@127.0.0.1:5432/test"
-
-let counted: Map<string, number> | undefined
-let counting = false
-/** Counts the queries every `pg` client of this process sends (ours through its pool, raw directly, DBOS through its own pool). */
-const countQueries = async (f: () => Promise<void>): Promise<number> => {
-  if (!counting) {
-    counting = true
-    const query = pg.Client.prototype.query as (...args: Array<unknown>) => unknown
-    pg.Client.prototype.query = function(this: pg.Client, ...args: Array<unknown>) {
-      const first = args[0]
-      const text = typeof first === "string" ? first : (first as { text?: unknown } | undefined)?.text
-      if (counted !== undefined && typeof text === "string") {
-        const key = text.replace(/\s+/g, " ").trim()
-        counted.set(key, (counted.get(key) ?? 0) + 1)
-      }
-      return query.apply(this, args)
-    } as typeof pg.Client.prototype.query
-  }
-  counted = new Map()
-  try {
-    await f()
-    return [...counted.values()].reduce((a, b) => a + b, 0)
-  } finally {
-    counted = undefined
-  }
-}
-
-const connect = async (url: string, schema?: string): Promise<pg.Client> => {
-  const client = new pg.Client({
-    connectionString: url,
-    connectionTimeoutMillis: 3_000,
-    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` })
-  })
-  await client.connect()
-  return client
-}
-
 /** @see the module comment */
 export const suite: Suite = {
   name: "Durable step (PostgreSQL)",
   prepare: async (): Promise<Prepared | Skipped> => {
-    const url = process.env["RATCHET_DATABASE_URL"] ?? defaultUrl
-    let admin: pg.Client
-    try {
-      admin = await connect(url)
-    } catch (error) {
-      const shown = url.replace(/\/\/[^@/]*@/, "//…@")
-      return { _tag: "Skipped", reason: `PostgreSQL is unreachable at ${shown} (${error instanceof Error ? error.message : String(error)})` }
-    }
+    const url = databaseUrl()
+    const admin = await connectOrSkip(url)
+    if ("_tag" in admin) return admin
     const suffix = crypto.randomBytes(4).toString("hex")
     const schemas = { ours: `ratchet_bench_step_ours_${suffix}`, raw: `ratchet_bench_step_raw_${suffix}`, dbos: `ratchet_bench_step_dbos_${suffix}` }
     const setting = async (name: string) => String((await admin.query(`SHOW ${name}`)).rows[0]?.[name] ?? "?")
@@ -168,8 +125,8 @@ export const suite: Suite = {
 
       // ---- checks and counts -------------------------------------------------------------------
       await cursor("count")
-      const oursQueries = await countQueries(() => oursSide("count")(0, 1))
-      const rawQueries = await countQueries(() => rawSide("count")(0, 1))
+      const oursQueries = totalOf(await countQueries(() => oursSide("count")(0, 1)))
+      const rawQueries = totalOf(await countQueries(() => rawSide("count")(0, 1)))
       const stored = await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
         sql<{ payload: string }>`SELECT payload FROM ratchet_events WHERE stream_id = ${"count"} ORDER BY lsn DESC LIMIT 9`))
       const expected = stepAppends(cursorOf(runningTask("count"))).flat().map((event) => JSON.stringify(event))
@@ -182,7 +139,7 @@ export const suite: Suite = {
       let workflow = 0
       const dbosSide = (_round: number, operations: number) => dbos.run(`bench-${suffix}-${workflow++}`, operations)
 
-      const dbosQueries = await countQueries(() => dbos.run(`bench-${suffix}-count`, 10))
+      const dbosQueries = totalOf(await countQueries(() => dbos.run(`bench-${suffix}-count`, 10)))
       facts["queries per step"] = `ours ${oursQueries} (4 appends), raw ${rawQueries} (2 commits); per 10-step workflow: DBOS ${dbosQueries}`
       facts["steps per round"] = "one DBOS workflow per round, of as many steps as the round has"
 

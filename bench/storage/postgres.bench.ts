@@ -16,61 +16,17 @@ import * as PostgresStore from "@ratchet/storage-postgres/PostgresStore"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as crypto from "node:crypto"
-import pg from "pg"
 import type { Pair, Prepared, Skipped, Suite } from "../lib/Pair.js"
+import { connect, connectOrSkip, countQueries, databaseUrl, totalOf } from "../lib/postgres.js"
 import { appendRequest, eventTableStatements, attemptTransitioned, type StreamCursor, taskCreated } from "./events.js"
-
-const defaultUrl = "postgres://postgres@127.0.0.1:5432/test"
-
-let counted: Map<string, number> | undefined
-let counting = false
-/** Counts the queries every `pg` client of this process sends (ours through the pool, raw directly). */
-const countQueries = async (f: () => Promise<void>): Promise<ReadonlyMap<string, number>> => {
-  if (!counting) {
-    counting = true
-    const query = pg.Client.prototype.query as (...args: Array<unknown>) => unknown
-    pg.Client.prototype.query = function(this: pg.Client, ...args: Array<unknown>) {
-      const first = args[0]
-      const text = typeof first === "string" ? first : (first as { text?: unknown } | undefined)?.text
-      if (counted !== undefined && typeof text === "string") {
-        const key = text.replace(/\s+/g, " ").trim()
-        counted.set(key, (counted.get(key) ?? 0) + 1)
-      }
-      return query.apply(this, args)
-    } as typeof pg.Client.prototype.query
-  }
-  counted = new Map()
-  try {
-    await f()
-    return counted
-  } finally {
-    counted = undefined
-  }
-}
-const totalOf = (queries: ReadonlyMap<string, number>): number => [...queries.values()].reduce((a, b) => a + b, 0)
-
-const connect = async (url: string, schema?: string): Promise<pg.Client> => {
-  const client = new pg.Client({
-    connectionString: url,
-    connectionTimeoutMillis: 3_000,
-    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` })
-  })
-  await client.connect()
-  return client
-}
 
 /** @see the module comment */
 export const suite: Suite = {
   name: "PostgreSQL",
   prepare: async (): Promise<Prepared | Skipped> => {
-    const url = process.env["RATCHET_DATABASE_URL"] ?? defaultUrl
-    let admin: pg.Client
-    try {
-      admin = await connect(url)
-    } catch (error) {
-      const shown = url.replace(/\/\/[^@/]*@/, "//…@")
-      return { _tag: "Skipped", reason: `PostgreSQL is unreachable at ${shown} (${error instanceof Error ? error.message : String(error)})` }
-    }
+    const url = databaseUrl()
+    const admin = await connectOrSkip(url)
+    if ("_tag" in admin) return admin
     const suffix = crypto.randomBytes(4).toString("hex")
     const oursSchema = `ratchet_bench_ours_${suffix}`
     const rawSchema = `ratchet_bench_raw_${suffix}`

@@ -7,8 +7,9 @@
  *
  * While a manual step awaits its worker, the session is that worker (`HostSession`): it takes the
  * task's lease, opens an intent for each side-effecting call it is allowed before the call runs,
- * resolves it when the call ends, and releases the lease when the session ends. Nothing else is
- * written, and nothing at all when the payload does not decode.
+ * resolves it when the call ends, records what its events tell of its turn in the step's attempt
+ * (`TurnReport`), and releases the lease when the session ends. Nothing else is written, and
+ * nothing at all when the payload does not decode.
  *
  * Whatever goes wrong (a payload that does not decode, a store that cannot be read, a bug) becomes
  * the adapter's failure answer: closed (blocking) for tool calls, open (a warning) elsewhere. No
@@ -22,7 +23,9 @@ import * as Guard from "@ratchet/host/Guard"
 import type * as HostAdapter from "@ratchet/host/HostAdapter"
 import type * as HostEvent from "@ratchet/host/HostEvent"
 import * as ToolIntent from "@ratchet/host/ToolIntent"
+import * as TurnReport from "@ratchet/host/TurnReport"
 import type * as Event from "@ratchet/kernel/Event"
+import type * as Turn from "@ratchet/kernel/Turn"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as os from "node:os"
@@ -102,6 +105,23 @@ const requested = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent 
     // standing; any call of the session that holds the lease keeps it alive.
     const attending = task !== null && ((sideEffect && (task.awaiting !== null || task.leaseHolder !== null)) || ownsLease(task, event.session))
     const standing = attending && task !== null ? yield* HostSession.attend(task, event.session) : null
+    const decision = yield* admitted(adapter, event, root, selection, task, sideEffect, standing)
+    // A call the worker is refused is part of its turn.
+    if (decision._tag === "Deny") yield* reportTurn(task, event.session, standing?.ours ?? null, TurnReport.eventsOf(event, decision))
+    return decision
+  })
+
+/** The decision about a call to run, with its intent opened when it is an allowed call of the step's worker. */
+const admitted = (
+  adapter: HostAdapter.HostAdapter,
+  event: HostEvent.HostEvent & { readonly _tag: "ToolCallRequested" },
+  root: string,
+  selection: HostView.Selection,
+  task: HostView.HostTask | null,
+  sideEffect: boolean,
+  standing: HostSession.Standing | null
+) =>
+  Effect.gen(function*() {
     const decision = forHost(adapter, Guard.decide(event.call, guardContext(event.session, root, selection, standing === null ? undefined : standing.holder)))
     if (decision._tag !== "Allow" || task === null || task.awaiting === null || !sideEffect) return decision
     // The step's work: recorded before it runs, or not run at all.
@@ -131,20 +151,57 @@ const deny = (reason: string, fix: string): Guard.Decision => ({ _tag: "Deny", r
 /** Whether the lease's owner (held, or lapsed and not taken over) is this session. */
 const ownsLease = (task: HostView.HostTask, session: HostEvent.Session): boolean => task.leaseOwner?.sessionRef === HostSession.sessionRef(session)
 
-/** A tool call that ended: the worker's intent for it (if it opened one) is resolved. */
+/**
+ * Records what `events` tell of the worker's turn (`TurnReport`), when the session is the worker of
+ * a manual step awaiting one: it holds the lease at `epoch`. A turn record is an observation of
+ * the agent, not of the step's work: failing to make it never changes the host's answer.
+ */
+const reportTurn = (
+  task: HostView.HostTask | null,
+  session: HostEvent.Session,
+  epoch: number | null,
+  events: ReadonlyArray<Turn.Event>
+) =>
+  task === null || task.awaiting === null || epoch === null || events.length === 0
+    ? Effect.void
+    : Effect.flatMap(Controller.Controller, (controller) =>
+      controller.recordTurn(task.taskId, events, { actor: HostSession.actorOf(session), leaseEpoch: epoch })).pipe(Effect.ignore)
+
+/**
+ * An event that only tells of the turn (a stream's start, first chunk or end, the agent's stop):
+ * recorded when this session is the awaited worker holding the lease.
+ */
+const turnOf = (task: HostView.HostTask | null, event: HostEvent.HostEvent, decision: Guard.Decision) =>
+  Effect.gen(function*() {
+    const events = TurnReport.eventsOf(event, decision)
+    if (task === null || task.awaiting === null || events.length === 0 || !ownsLease(task, event.session)) return
+    const standing = yield* HostSession.attend(task, event.session)
+    yield* reportTurn(task, event.session, standing.ours, events)
+  })
+
+/**
+ * A tool call that ended: the worker's intent for it (if it opened one) is resolved, and the call
+ * counts in the worker's turn (any call of the worker, reads too).
+ */
 const ended = (event: HostEvent.HostEvent & { readonly _tag: "ToolCallCompleted" | "ToolCallFailed" }) =>
   Effect.gen(function*() {
     const selection = yield* HostView.select(preferredTask())
-    if (selection._tag !== "One" || event.call.id === null || !ToolIntent.isSideEffect(event.call)) return
-    const standing = yield* HostSession.attend(selection.task, event.session)
+    if (selection._tag !== "One") return
+    const task = selection.task
+    const intent = event.call.id !== null && ToolIntent.isSideEffect(event.call) ? event.call.id : null
+    if (intent === null && (task.awaiting === null || !ownsLease(task, event.session))) return
+    const standing = yield* HostSession.attend(task, event.session)
     // Another owner holds the lease (it took over a lapsed one): its recovery decides the call.
     if (standing.holder !== null) return
-    const controller = yield* Controller.Controller
-    yield* controller.toolCall.ended(
-      selection.task.taskId,
-      { sessionRef: HostSession.sessionRef(event.session), callId: event.call.id, outcome: event._tag === "ToolCallCompleted" ? "Succeeded" : "Failed" },
-      { actor: HostSession.actorOf(event.session), leaseEpoch: standing.ours ?? undefined }
-    )
+    if (intent !== null) {
+      const controller = yield* Controller.Controller
+      yield* controller.toolCall.ended(
+        task.taskId,
+        { sessionRef: HostSession.sessionRef(event.session), callId: intent, outcome: event._tag === "ToolCallCompleted" ? "Succeeded" : "Failed" },
+        { actor: HostSession.actorOf(event.session), leaseEpoch: standing.ours ?? undefined }
+      )
+    }
+    yield* reportTurn(task, event.session, standing.ours, TurnReport.eventsOf(event, allow))
   })
 
 /** Runs `use` with the project's services, when the session's directory is in a Ratchet project. */
@@ -171,8 +228,23 @@ const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent) =>
         // A subagent's stop ends its part, not the session's work: only the main agent is held.
         if (event.continuing || event.subagent) return Guard.stop(null, true)
         return yield* inProject(event.session, allow, () =>
-          Effect.map(HostView.select(preferredTask()), (selection) => Guard.stop(selection._tag === "One" ? selection.task : null, false)))
+          Effect.gen(function*() {
+            const selection = yield* HostView.select(preferredTask())
+            const task = selection._tag === "One" ? selection.task : null
+            const decision = Guard.stop(task, false)
+            yield* turnOf(task, event, decision)
+            return decision
+          }))
       }
+      case "TurnStarted":
+      case "FirstChunk":
+      case "StreamReadCompleted":
+        return yield* inProject(event.session, allow, () =>
+          Effect.gen(function*() {
+            const selection = yield* HostView.select(preferredTask())
+            yield* turnOf(selection._tag === "One" ? selection.task : null, event, allow)
+            return allow
+          }))
       case "SessionStarted":
       case "PromptSubmitted":
         // The session becomes the worker of a manual step awaiting one, and keeps its lease alive.
@@ -180,7 +252,9 @@ const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent) =>
           Effect.gen(function*() {
             const selection = yield* HostView.select(preferredTask())
             if (selection._tag === "One" && (selection.task.awaiting !== null || ownsLease(selection.task, event.session))) {
-              yield* HostSession.attend(selection.task, event.session)
+              const standing = yield* HostSession.attend(selection.task, event.session)
+              // A prompt starts the worker's next turn.
+              yield* reportTurn(selection.task, event.session, standing.ours, TurnReport.eventsOf(event, allow))
             }
             return allow
           }))

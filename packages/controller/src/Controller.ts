@@ -20,6 +20,7 @@ import type * as Event from "@ratchet/kernel/Event"
 import * as KernelPlan from "@ratchet/kernel/Plan"
 import * as KernelSpec from "@ratchet/kernel/Spec"
 import * as Task from "@ratchet/kernel/Task"
+import * as Turn from "@ratchet/kernel/Turn"
 import * as LeaseError from "@ratchet/lease/LeaseError"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as Owner from "@ratchet/lease/Owner"
@@ -216,6 +217,19 @@ export interface Service {
       invocation: Invocation
     ) => Effect.Effect<Written & { readonly intentId: string | null }, WriteError>
   }
+  /**
+   * What the worker's host reported of its current turn (a prompt started one, a tool was used,
+   * failed or rejected, the stream was read to its end), recorded as `TurnRecorded` events in the
+   * open attempt of the manual step awaiting its worker: the kernel's turn region of that attempt.
+   * The turn is the worker's, so the invocation presents its lease epoch. Only events that change
+   * the attempt's turn flags are appended; nothing is written when no manual step awaits
+   * (`attempt` is then null) or no event changes a flag.
+   */
+  readonly recordTurn: (
+    taskId: string,
+    events: ReadonlyArray<Turn.Event>,
+    invocation: Invocation
+  ) => Effect.Effect<Written & { readonly attempt: { readonly stepId: string; readonly attempt: number } | null }, WriteError>
   readonly settlementSubject: (
     taskId: string,
     stepId: string,
@@ -897,9 +911,15 @@ export const make: Effect.Effect<
       ? Effect.succeed(null)
       : Effect.map(runRows(task), ({ attempts, intents }) => {
         const awaiting = RunState.awaitingWorker((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents)
-        return awaiting === null
-          ? null
-          : { runId: (task.run as NonNullable<Task.Task["run"]>).runId, stepId: awaiting.step.id, attempt: awaiting.attempt, intents }
+        if (awaiting === null) return null
+        const row = attempts.find((candidate) => candidate.stepId === awaiting.step.id && candidate.attempt === awaiting.attempt)
+        return {
+          runId: (task.run as NonNullable<Task.Task["run"]>).runId,
+          stepId: awaiting.step.id,
+          attempt: awaiting.attempt,
+          intents,
+          turn: row?.turn ?? Turn.initial
+        }
       })
 
   const toolCall: Service["toolCall"] = {
@@ -944,6 +964,35 @@ export const make: Effect.Effect<
         return { ...written, intentId: resolved }
       })
   }
+
+  const recordTurn: Service["recordTurn"] = (taskId, events, invocation) =>
+    Effect.gen(function*() {
+      if (invocation.leaseEpoch === undefined) {
+        return yield* new ControllerError.InvalidRequest({
+          field: "--lease-epoch",
+          reason: `a turn is recorded by the worker holding task ${taskId}'s writer lease, and this invocation presents no lease epoch.`,
+          fix: `Present the epoch the worker holds (ratchet lease ${taskId} shows it).`
+        })
+      }
+      let recorded: { readonly stepId: string; readonly attempt: number } | null = null
+      const written = yield* write(taskId, invocation, (aggregate, at) =>
+        Effect.map(awaitingOf(aggregate as Task.Task), (awaiting): ReadonlyArray<Event.Event> => {
+          if (awaiting === null) return []
+          recorded = { stepId: awaiting.stepId, attempt: awaiting.attempt }
+          // The turn is its flags: an event that changes none is no news, and is not appended, so
+          // a worker's hundredth tool call of a turn (or a repeated hook) writes nothing.
+          const news: Array<Event.Event> = []
+          let turn = awaiting.turn
+          for (const event of events) {
+            const next = Turn.next(turn, event)
+            if (sameTurn(next, turn)) continue
+            turn = next
+            news.push({ _tag: "TurnRecorded", version: 1, actor: invocation.actor, at, runId: awaiting.runId, stepId: awaiting.stepId, attempt: awaiting.attempt, turn: event })
+          }
+          return news
+        }))
+      return { ...written, attempt: recorded }
+    })
 
   /** The Indeterminate step a settlement is about, with its unresolved intent. */
   const unsettled = (task: Task.Task, stepId: string) =>
@@ -1422,6 +1471,7 @@ export const make: Effect.Effect<
     requestStop,
     stepDone,
     toolCall,
+    recordTurn,
     settlementSubject,
     settle,
     reopen,
@@ -1433,6 +1483,11 @@ export const make: Effect.Effect<
     lease
   } satisfies Service
 })
+
+/** Whether two turns hold the same flags. */
+const sameTurn = (a: Turn.State, b: Turn.State): boolean =>
+  a.waitingForFirstChunk === b.waitingForFirstChunk && a.toolRejected === b.toolRejected && a.toolUsed === b.toolUsed &&
+  a.toolFailed === b.toolFailed && a.streamReadComplete === b.streamReadComplete
 
 /**
  * Whether a lease owner is a host session (a Claude Code or Codex session as a manual step's

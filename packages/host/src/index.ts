@@ -38,3 +38,8 @@ export * as Shell from "./Shell.js"
  * @since 0.1.0
  */
 export * as ToolIntent from "./ToolIntent.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as TurnReport from "./TurnReport.js"

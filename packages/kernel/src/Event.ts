@@ -17,6 +17,7 @@ import * as Schema from "effect/Schema"
 import * as Digest from "./Digest.js"
 import * as Plan from "./Plan.js"
 import * as Spec from "./Spec.js"
+import * as Turn from "./Turn.js"
 
 // ---------------------------------------------------------------------------------------------
 // Shared value shapes
@@ -485,6 +486,21 @@ export const IntentSettled = event("IntentSettled", {
 })
 
 /**
+ * One event of an attempt's turn region (`Turn`): what the worker's host reported of its current
+ * turn (a prompt started it, a tool was used, failed or rejected, the stream was read to its end).
+ * It changes only the attempt's turn flags, never the attempt's or the task's state.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TurnRecorded = event("TurnRecorded", {
+  runId: NonEmpty,
+  stepId: NonEmpty,
+  attempt: Schema.Int,
+  turn: Turn.Event
+})
+
+/**
  * One pass of verification over the run's frozen episode (`snapshotLsn`): a verdict per acceptance
  * criterion it judged, and the outcome. `APPROVED` means the completion gate was CLEAR for the spec
  * digest the verdicts name (the READY_TO_COMPLETE gate); `REVISE` that a required criterion FAILED;
@@ -549,7 +565,8 @@ export const Event = Schema.Union(
   BoundaryRecorded,
   AttemptNoted,
   IntentSettled,
-  VerificationRecorded
+  VerificationRecorded,
+  TurnRecorded
 )
 
 /**
@@ -605,7 +622,8 @@ export const catalogue: Readonly<Record<Event["_tag"], number>> = {
   BoundaryRecorded: 1,
   AttemptNoted: 1,
   IntentSettled: 1,
-  VerificationRecorded: 1
+  VerificationRecorded: 1,
+  TurnRecorded: 1
 }
 
 /**
@@ -701,7 +719,8 @@ const members: { readonly [K in Event["_tag"]]: Schema.Schema.AnyNoContext } = {
   BoundaryRecorded,
   AttemptNoted,
   IntentSettled,
-  VerificationRecorded
+  VerificationRecorded,
+  TurnRecorded
 }
 
 // Decoding against the one member named by `_tag` keeps errors about that event only, instead of

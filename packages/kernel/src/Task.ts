@@ -489,6 +489,7 @@ export const evolve = (aggregate: Aggregate, event: Event.Event): Aggregate => {
     case "AttemptNoted":
     case "IntentSettled":
     case "VerificationRecorded":
+    case "TurnRecorded":
       // Run-level facts share the stream but not the lifecycle state.
       return task
   }

@@ -55,7 +55,8 @@ const TYPES = [
   "BoundaryRecorded",
   "AttemptNoted",
   "IntentSettled",
-  "VerificationRecorded"
+  "VerificationRecorded",
+  "TurnRecorded"
 ] as const
 
 /** The stored form: encoded, then through JSON text as a store would keep it. */
@@ -164,6 +165,25 @@ describe("round trips", () => {
   it.each(["", "DONE", "approved"])("a verification pass concluding %j does not decode", (outcome) => {
     expect(Either.isLeft(Event.decode({ ...stored(SAMPLE_EVENTS.VerificationRecorded), outcome }))).toBe(true)
   })
+
+  it.each([
+    "turnStarted",
+    "firstChunkAwaitStarted",
+    "firstChunkAwaitEnded",
+    "toolRejected",
+    "toolUsed",
+    "toolFailed",
+    "streamReadCompleted"
+  ] as const)("a recorded turn event %s round-trips", (tag) => {
+    roundTrips({ ...SAMPLE_EVENTS.TurnRecorded, turn: { _tag: tag } })
+  })
+
+  it.each([{ _tag: "toolused" }, { _tag: "" }, {}, null, "toolUsed", { _tag: "streamReadComplete" }])(
+    "a recorded turn event %j that the kernel does not know does not decode",
+    (turn) => {
+      expect(Either.isLeft(Event.decode({ ...stored(SAMPLE_EVENTS.TurnRecorded), turn }))).toBe(true)
+    }
+  )
 
   it.each(["user", "code", "research"] as const)("an answer from %s round-trips", (source) => {
     roundTrips({ ...SAMPLE_EVENTS.QuestionAnswered, source, answer: "x".repeat(65_536) })

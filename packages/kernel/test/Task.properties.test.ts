@@ -680,6 +680,7 @@ const target = (event: AnyEvent): State | null => {
     case "AttemptNoted":
     case "IntentSettled":
     case "VerificationRecorded":
+    case "TurnRecorded":
       return null
   }
 }
@@ -803,7 +804,8 @@ describe("Task.replay", () => {
     "BoundaryRecorded",
     "AttemptNoted",
     "IntentSettled",
-    "VerificationRecorded"
+    "VerificationRecorded",
+    "TurnRecorded"
   ] as const)("evolve leaves a task as it was, but for its version, for the run-level fact %s", (type) => {
     const { aggregate } = reach("VERIFYING")
     // Only the stream version counts the event.

@@ -612,6 +612,15 @@ export const SAMPLE_EVENTS: { readonly [Tag in Event.Event["_tag"]]: Extract<Eve
     snapshotLsn: 17,
     outcome: "APPROVED",
     verdicts: [pass("AC-001", sampleSpecDigest)]
+  }),
+  TurnRecorded: made({
+    _tag: "TurnRecorded",
+    actor: agent,
+    at: 42,
+    runId: "run-1",
+    stepId: "docs",
+    attempt: 1,
+    turn: { _tag: "toolUsed" }
   })
 }
 

@@ -270,6 +270,49 @@ await describePostgres("PostgresStore (PostgreSQL on the test server)", () => {
     })
   })
 
+  it.effect("upgrades a version-1 store: its attempts gain an empty turn region, and turn events then fold into it", () => {
+    const schema = freshSchema()
+    const target = { runId: "r-1", stepId: "s-1", attempt: 1 }
+    const initialTurn = { waitingForFirstChunk: false, toolRejected: false, toolUsed: false, toolFailed: false, streamReadComplete: false }
+    return Effect.gen(function*() {
+      yield* Effect.scoped(Effect.gen(function*() {
+        const context = yield* Layer.build(storeIn(schema))
+        yield* Context.get(context, EventStore.EventStore).append({
+          ...task("t-1"),
+          expectedVersion: 0,
+          epoch: null,
+          operationId: "op-1",
+          events: [created("t-1"), Events.attemptScheduled("r-1", "s-1", 1)]
+        })
+      }))
+      // The store as version 1 left it: no turn column, version 1 recorded.
+      yield* withAdmin((admin) =>
+        Effect.zipRight(
+          admin`ALTER TABLE ${admin(schema)}.ratchet_attempts DROP COLUMN turn`,
+          admin`UPDATE ${admin(schema)}.ratchet_schema SET version = 1`
+        )
+      )
+      yield* Effect.scoped(Effect.gen(function*() {
+        const context = yield* Layer.build(storeIn(schema))
+        const models = Context.get(context, ReadModel.ReadModels)
+        expect((yield* models.attempts("t-1")).map((row) => row.turn)).toEqual([initialTurn])
+        yield* Context.get(context, EventStore.EventStore).append({
+          ...task("t-1"),
+          expectedVersion: 2,
+          epoch: null,
+          operationId: "op-2",
+          events: [Events.turnRecorded(target, { _tag: "toolFailed" })]
+        })
+        expect((yield* models.attempts("t-1")).map((row) => row.turn)).toEqual([{ ...initialTurn, toolFailed: true }])
+        expect(yield* models.snapshot("t-1")).toEqual(yield* models.rebuild("t-1"))
+      }))
+      const [version] = yield* withAdmin((admin) =>
+        admin<{ readonly version: number | string }>`SELECT version FROM ${admin(schema)}.ratchet_schema`
+      )
+      expect(Number(version?.version)).toBe(Migrations.latestVersion)
+    })
+  })
+
   it.effect("refuses a fresh schema stamped by a newer Ratchet before creating any table", () => {
     const schema = freshSchema()
     return Effect.gen(function*() {

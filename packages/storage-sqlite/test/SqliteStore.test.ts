@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Event from "@ratchet/kernel/Event"
+import * as Turn from "@ratchet/kernel/Turn"
 import * as BlobStore from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as Migrations from "@ratchet/storage/Migrations"
@@ -275,7 +276,7 @@ describe("SqliteStore", () => {
         ]
       }))
       expect(yield* models.attempts("t-1")).toEqual([
-        { streamId: "t-1", branch: "main", ...run, state: "Running", updatedLsn: 7 }
+        { streamId: "t-1", branch: "main", ...run, state: "Running", turn: Turn.initial, updatedLsn: 7 }
       ])
       expect(yield* models.openIntents("t-1")).toEqual([
         {
@@ -348,6 +349,59 @@ describe("SqliteStore", () => {
       const after = new Database(file, { readonly: true })
       expect(after.prepare("SELECT version FROM ratchet_schema").get()).toEqual({ version: Migrations.latestVersion + 1 })
       after.close()
+    }))
+
+  it.effect("upgrades a version-1 store: its attempts gain an empty turn region, and turn events then fold into it", () =>
+    Effect.gen(function*() {
+      const directory = tempHome()
+      const run = { runId: "r-1", stepId: "s-1", attempt: 1 }
+      yield* Effect.flatMap(EventStore.EventStore, (store) =>
+        store.append(request({
+          operationId: "op-1",
+          events: [created("t-1"), Event.make({ _tag: "AttemptScheduled", actor, at: 9, ...run })]
+        }))).pipe(Effect.provide(SqliteStore.layer({ directory })))
+      // The store as version 1 left it: no turn column, version 1 recorded.
+      const file = path.join(directory, "ratchet.db")
+      const db = new Database(file)
+      db.exec("ALTER TABLE ratchet_attempts DROP COLUMN turn")
+      db.prepare("UPDATE ratchet_schema SET version = 1").run()
+      db.close()
+      yield* Effect.gen(function*() {
+        const store = yield* EventStore.EventStore
+        const models = yield* ReadModel.ReadModels
+        expect(yield* models.attempts("t-1")).toEqual([{ streamId: "t-1", branch: "main", ...run, state: "Pending", turn: Turn.initial, updatedLsn: 2 }])
+        yield* store.append(request({
+          operationId: "op-2",
+          expectedVersion: 2,
+          events: [Event.make({ _tag: "TurnRecorded", actor, at: 10, ...run, turn: { _tag: "toolUsed" } })]
+        }))
+        expect((yield* models.attempts("t-1"))[0]?.turn).toEqual({ ...Turn.initial, toolUsed: true })
+        expect(yield* models.snapshot("t-1")).toEqual(yield* models.rebuild("t-1"))
+      }).pipe(Effect.provide(SqliteStore.layer({ directory })))
+      const after = new Database(file, { readonly: true })
+      expect(after.prepare("SELECT version FROM ratchet_schema").get()).toEqual({ version: Migrations.latestVersion })
+      after.close()
+    }))
+
+  it.effect("reports a damaged turn column as a corrupt attempt row, naming the stream", () =>
+    Effect.gen(function*() {
+      const directory = tempHome()
+      const run = { runId: "r-1", stepId: "s-1", attempt: 1 }
+      yield* Effect.flatMap(EventStore.EventStore, (store) =>
+        store.append(request({
+          operationId: "op-1",
+          events: [created("t-1"), Event.make({ _tag: "AttemptScheduled", actor, at: 9, ...run })]
+        }))).pipe(Effect.provide(SqliteStore.layer({ directory })))
+      for (const damaged of ["{\"toolUsed\":", "{\"toolUsed\":\"yes\"}", "null"]) {
+        const db = new Database(path.join(directory, "ratchet.db"))
+        db.prepare("UPDATE ratchet_attempts SET turn = ?").run(damaged)
+        db.close()
+        const read = yield* failure(Effect.flatMap(ReadModel.ReadModels, (models) => models.attempts("t-1"))).pipe(
+          Effect.provide(SqliteStore.layer({ directory }))
+        )
+        expect(reasonOf(read)).toBe("Corrupt")
+        expect((read as StorageError.StorageError).message).toContain("stream t-1")
+      }
     }))
 
   it.effect("migrates once: two stores opening the same fresh directory both succeed", () =>

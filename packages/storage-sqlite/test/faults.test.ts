@@ -33,6 +33,7 @@ import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Event from "@ratchet/kernel/Event"
 import * as EventStore from "@ratchet/storage/EventStore"
+import * as Migrations from "@ratchet/storage/Migrations"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as StorageError from "@ratchet/storage/StorageError"
 import * as Cause from "effect/Cause"
@@ -687,7 +688,7 @@ describe("a store written by a newer schema", () => {
       const after = yield* Effect.provide(
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
-          yield* sql`UPDATE ratchet_schema SET version = 1 WHERE id = 1`
+          yield* sql`UPDATE ratchet_schema SET version = ${Migrations.latestVersion} WHERE id = 1`
         }),
         SqliteClient.layer({ filename: path.join(directory, filename) })
       ).pipe(Effect.zipRight(withStore(directory, readAll("t1"))))

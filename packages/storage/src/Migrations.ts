@@ -30,6 +30,9 @@ export interface Migration {
   readonly statements: Readonly<Record<Dialect, ReadonlyArray<string>>>
 }
 
+/** The JSON of a turn with every flag false, as `JSON.stringify(Turn.initial)` writes it. */
+const initialTurn = `{"waitingForFirstChunk":false,"toolRejected":false,"toolUsed":false,"toolFailed":false,"streamReadComplete":false}`
+
 /**
  * Every migration, in order. Never edit a released one; add the next.
  *
@@ -233,6 +236,15 @@ export const migrations: ReadonlyArray<Migration> = [
         )`,
         `CREATE TABLE ratchet_blobs (digest TEXT PRIMARY KEY, size BIGINT NOT NULL, bytes BYTEA NOT NULL)`
       ]
+    }
+  },
+  {
+    version: 2,
+    name: "the turn region of each attempt",
+    statements: {
+      // Attempts recorded before the column existed had no turn events: every flag false.
+      sqlite: [`ALTER TABLE ratchet_attempts ADD COLUMN turn TEXT NOT NULL DEFAULT '${initialTurn}'`],
+      pg: [`ALTER TABLE ratchet_attempts ADD COLUMN turn TEXT NOT NULL DEFAULT '${initialTurn}'`]
     }
   }
 ]

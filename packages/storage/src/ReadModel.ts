@@ -2,7 +2,7 @@
  * The read models and their pure projection.
  *
  * A read model is what a reader needs in O(1) of history length: the task summary (the folded task
- * aggregate), the attempts, the open intents, the writer lease and the checkpoints of a stream's
+ * aggregate), the attempts (with each one's turn region), the open intents, the writer lease and the checkpoints of a stream's
  * branch. {@link apply} folds one stored event into a {@link Snapshot}; the SQL store runs the same
  * function inside the append transaction over the rows the events touch, and {@link fold} runs it
  * over a whole branch for the cold rebuild that must equal the stored rows.
@@ -13,6 +13,7 @@
  */
 import * as Event from "@ratchet/kernel/Event"
 import * as Task from "@ratchet/kernel/Task"
+import * as Turn from "@ratchet/kernel/Turn"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -49,6 +50,8 @@ export const AttemptRow = Schema.Struct({
   stepId: Schema.String,
   attempt: Schema.Int,
   state: Schema.Literal("Pending", "Running", "Succeeded", "Failed", "Indeterminate", "Cancelled", "TimedOut"),
+  /** The attempt's turn region: the flags its worker's turn events left (`TurnRecorded`). */
+  turn: Turn.State,
   updatedLsn: Schema.Int
 })
 
@@ -188,21 +191,35 @@ export const apply = (snapshot: Snapshot, stored: StoredEvent): Snapshot => {
           stepId: event.stepId,
           attempt: event.attempt,
           state: "Pending",
+          turn: Turn.initial,
           updatedLsn: stored.lsn
         })
       }
-    case "AttemptTransitioned":
+    case "AttemptTransitioned": {
+      const key = attemptKey(event.runId, event.stepId, event.attempt)
       return {
         ...next,
-        attempts: setting(next.attempts, attemptKey(event.runId, event.stepId, event.attempt), {
+        attempts: setting(next.attempts, key, {
           ...base,
           runId: event.runId,
           stepId: event.stepId,
           attempt: event.attempt,
           state: event.to,
+          turn: next.attempts.get(key)?.turn ?? Turn.initial,
           updatedLsn: stored.lsn
         })
       }
+    }
+    case "TurnRecorded": {
+      // Only an attempt the branch scheduled has a turn; the controller records none elsewhere.
+      const key = attemptKey(event.runId, event.stepId, event.attempt)
+      const attempt = next.attempts.get(key)
+      if (attempt === undefined) return next
+      return {
+        ...next,
+        attempts: setting(next.attempts, key, { ...attempt, turn: Turn.next(attempt.turn, event.turn), updatedLsn: stored.lsn })
+      }
+    }
     case "IntentRecorded":
       return {
         ...next,

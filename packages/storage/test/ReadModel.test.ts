@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Event from "@ratchet/kernel/Event"
+import * as Turn from "@ratchet/kernel/Turn"
 import type * as EventStore from "../src/EventStore.js"
 import * as ReadModel from "../src/ReadModel.js"
 
@@ -94,11 +95,11 @@ describe("ReadModel.apply", () => {
     expect([...snapshot.attempts.entries()]).toEqual([
       [
         JSON.stringify(["r-1", "s-1", 1]),
-        { streamId: "t-1", branch: "main", runId: "r-1", stepId: "s-1", attempt: 1, state: "Running", updatedLsn: 4 }
+        { streamId: "t-1", branch: "main", runId: "r-1", stepId: "s-1", attempt: 1, state: "Running", turn: Turn.initial, updatedLsn: 4 }
       ],
       [
         JSON.stringify(["r-1", "s-1", 2]),
-        { streamId: "t-1", branch: "main", runId: "r-1", stepId: "s-1", attempt: 2, state: "Pending", updatedLsn: 3 }
+        { streamId: "t-1", branch: "main", runId: "r-1", stepId: "s-1", attempt: 2, state: "Pending", turn: Turn.initial, updatedLsn: 3 }
       ]
     ])
     expect(ReadModel.attemptKey("r-1", "s-1", 1)).toBe("[\"r-1\",\"s-1\",1]")

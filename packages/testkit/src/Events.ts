@@ -15,6 +15,7 @@
  */
 import type * as Digest from "@ratchet/kernel/Digest"
 import type * as Event from "@ratchet/kernel/Event"
+import type * as Turn from "@ratchet/kernel/Turn"
 
 /**
  * The time every builder uses unless told otherwise.
@@ -360,6 +361,19 @@ export const intentSettled = (
     outcome,
     receipt: { subject: "resolution", digest, actor: actors.user, channel: "terminal", at: meta.at ?? defaultAt }
   })
+
+/**
+ * One turn event of an attempt, as its worker's host reported it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const turnRecorded = (
+  target: { readonly runId: string; readonly stepId: string; readonly attempt: number },
+  turn: Turn.Event,
+  meta: Meta = {}
+): Of<"TurnRecorded"> =>
+  build("TurnRecorded", actors.agent, meta, { runId: target.runId, stepId: target.stepId, attempt: target.attempt, turn })
 
 /**
  * One verification pass over the run's episode frozen at `snapshotLsn`, with its verdicts.

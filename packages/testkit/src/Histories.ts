@@ -20,6 +20,7 @@ import type * as Event from "@ratchet/kernel/Event"
 import * as Plan from "@ratchet/kernel/Plan"
 import * as Spec from "@ratchet/kernel/Spec"
 import * as Task from "@ratchet/kernel/Task"
+import * as Turn from "@ratchet/kernel/Turn"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
 import * as Events from "./Events.js"
@@ -354,6 +355,9 @@ const factsFor = (aggregate: Task.Aggregate, context: Context): ReadonlyArray<Re
   }
   const target = pick(attempts, n) ?? { runId, stepId: "build", attempt: 1 }
   facts.push([Events.intentRecorded(`i-${n}`, target, at)])
+  // A worker's turn events, every kind in turn, on a known attempt (or none: a turn of an attempt
+  // the branch never scheduled changes no row).
+  facts.push([Events.turnRecorded(target, { _tag: pick(Turn.eventTags, n) ?? "turnStarted" }, at)])
   const pending = intents.filter(([, state]) => state === "Pending").map(([id]) => id)
   const dispatched = intents.filter(([, state]) => state === "Dispatched").map(([id]) => id)
   const toDispatch = pick(pending, n)

@@ -1372,6 +1372,8 @@ const readModelsScripted = check(
         return { result, lsn: landed.map((s) => s.lsn), recordedAt: landed.map((s) => s.recordedAt) }
       })
     const attempt = { streamId: stream.streamId, branch: "main", runId: "run-1", stepId: "build", attempt: 1 }
+    const target = { runId: "run-1", stepId: "build", attempt: 1 }
+    const turn = { waitingForFirstChunk: false, toolRejected: false, toolUsed: false, toolFailed: false, streamReadComplete: false }
     const intent = { streamId: stream.streamId, branch: "main", runId: "run-1", stepId: "build", attempt: 1 }
 
     const r1 = yield* at([created(stream)], 0)
@@ -1391,7 +1393,7 @@ const readModelsScripted = check(
     const summary2 = yield* succeeds(promise, "taskSummary", models.taskSummary(stream.streamId))
     yield* same(promise, "the summary after InterviewBegun", [summary2?.task.state, summary2?.version, summary2?.lastLsn], ["INTERVIEWING", 4, r2.lsn[2]])
     yield* same(promise, "the attempts after AttemptScheduled", yield* succeeds(promise, "attempts", models.attempts(stream.streamId)), [
-      { ...attempt, state: "Pending", updatedLsn: r2.lsn[1] }
+      { ...attempt, state: "Pending", turn, updatedLsn: r2.lsn[1] }
     ])
     const open2 = yield* succeeds(promise, "openIntents", models.openIntents(stream.streamId))
     yield* same(promise, "the open intents after IntentRecorded", open2, [
@@ -1404,7 +1406,7 @@ const readModelsScripted = check(
       Events.checkpointRecorded("step", "run-1")
     ], 4)
     yield* same(promise, "the attempts after AttemptTransitioned", yield* succeeds(promise, "attempts", models.attempts(stream.streamId)), [
-      { ...attempt, state: "Running", updatedLsn: r3.lsn[0] }
+      { ...attempt, state: "Running", turn, updatedLsn: r3.lsn[0] }
     ])
     yield* same(promise, "the open intents after IntentDispatched", yield* succeeds(promise, "openIntents", models.openIntents(stream.streamId)), [
       { ...intent, intentId: "i-1", state: "Dispatched", outcome: null, updatedLsn: r3.lsn[1] }
@@ -1434,7 +1436,28 @@ const readModelsScripted = check(
       updatedLsn: r4.lsn[2]
     })
 
-    const r5 = yield* at([Events.intentAbandoned("i-2"), Events.leaseReleased(1)], 10, 1)
+    // The turn region: each event sets its own flag, a new turn clears four, an attempt's
+    // transition keeps them, and a turn event naming an attempt the branch never scheduled is kept
+    // in the log but touches no row.
+    const r5t = yield* at([
+      Events.turnRecorded(target, { _tag: "firstChunkAwaitStarted" }),
+      Events.turnRecorded(target, { _tag: "toolUsed" }),
+      Events.turnRecorded(target, { _tag: "toolFailed" }),
+      Events.turnRecorded({ ...target, attempt: 9 }, { _tag: "toolRejected" })
+    ], 10, 1)
+    yield* same(promise, "the attempts after TurnRecorded", yield* succeeds(promise, "attempts", models.attempts(stream.streamId)), [
+      { ...attempt, state: "Running", turn: { ...turn, waitingForFirstChunk: true, toolUsed: true, toolFailed: true }, updatedLsn: r5t.lsn[2] }
+    ])
+    const r6t = yield* at([
+      Events.turnRecorded(target, { _tag: "turnStarted" }),
+      Events.turnRecorded(target, { _tag: "streamReadCompleted" }),
+      Events.attemptTransitioned({ runId: "run-1", stepId: "build", attempt: 1, from: "Running", to: "Succeeded" })
+    ], 14, 1)
+    yield* same(promise, "the attempts after a new turn and the attempt's end", yield* succeeds(promise, "attempts", models.attempts(stream.streamId)), [
+      { ...attempt, state: "Succeeded", turn: { ...turn, waitingForFirstChunk: true, streamReadComplete: true }, updatedLsn: r6t.lsn[2] }
+    ])
+
+    const r5 = yield* at([Events.intentAbandoned("i-2"), Events.leaseReleased(1)], 17, 1)
     yield* same(promise, "the open intents after IntentAbandoned", yield* succeeds(promise, "openIntents", models.openIntents(stream.streamId)), [])
     yield* same(promise, "the lease after LeaseReleased", yield* succeeds(promise, "lease", models.lease(stream.projectId, stream.streamId)), {
       ...stream,

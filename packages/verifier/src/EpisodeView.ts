@@ -16,6 +16,7 @@
  */
 import * as Event from "@ratchet/kernel/Event"
 import * as Task from "@ratchet/kernel/Task"
+import * as Turn from "@ratchet/kernel/Turn"
 import type * as EventStore from "@ratchet/storage/EventStore"
 import * as Data from "effect/Data"
 import * as Either from "effect/Either"
@@ -74,7 +75,9 @@ export const AttemptView = Schema.Struct({
   command: Schema.NullOr(CommandView),
   /** The failure fingerprint the kernel judged it by, when it failed. */
   fingerprint: Schema.NullOr(Text),
-  notes: Schema.Array(Text)
+  notes: Schema.Array(Text),
+  /** The turn region its worker's host reported (`TurnRecorded`): every flag false when none did. */
+  turn: Turn.State
 })
 
 /**
@@ -206,6 +209,7 @@ interface MutableAttempt {
   command: typeof CommandView.Type | null
   fingerprint: string | null
   notes: Array<string>
+  turn: Turn.State
 }
 
 const terminal = new Set(["Succeeded", "Failed", "Indeterminate", "Cancelled", "TimedOut"])
@@ -268,7 +272,8 @@ export const build = (input: {
           intents: [],
           command: null,
           fingerprint: null,
-          notes: []
+          notes: [],
+          turn: Turn.initial
         })
         // Scheduling is not working on it (verification schedules a revision's successor): the
         // worker is whoever admits and ends the attempt, below.
@@ -292,6 +297,15 @@ export const build = (input: {
       case "AttemptNoted": {
         if (event.runId !== runId) return
         attempts.get(keyOf(event.stepId, event.attempt))?.notes.push(event.note)
+        return
+      }
+      case "TurnRecorded": {
+        if (event.runId !== runId) return
+        const attempt = attempts.get(keyOf(event.stepId, event.attempt))
+        if (attempt === undefined) return
+        attempt.turn = Turn.next(attempt.turn, event.turn)
+        // The session reporting the attempt's turns is its worker.
+        addWorker(event.actor)
         return
       }
       case "IntentRecorded": {

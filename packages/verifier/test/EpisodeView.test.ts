@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type * as EventStore from "@ratchet/storage/EventStore"
+import type * as Event from "@ratchet/kernel/Event"
+import * as Turn from "@ratchet/kernel/Turn"
 import * as Either from "effect/Either"
 import * as EpisodeView from "../src/EpisodeView.js"
 import {
@@ -77,7 +79,8 @@ const expected: EpisodeView.EpisodeView = {
         changedPaths: ["src/status.ts"]
       },
       fingerprint: "exit-2:TS2304",
-      notes: ["the import of formatJson was missing"]
+      notes: ["the import of formatJson was missing"],
+      turn: Turn.initial
     },
     {
       stepId: "build",
@@ -98,7 +101,8 @@ const expected: EpisodeView.EpisodeView = {
         changedPaths: ["dist/status.js", "src/status.ts"]
       },
       fingerprint: null,
-      notes: []
+      notes: [],
+      turn: Turn.initial
     },
     {
       stepId: "test",
@@ -116,7 +120,8 @@ const expected: EpisodeView.EpisodeView = {
       }],
       command: null,
       fingerprint: null,
-      notes: []
+      notes: [],
+      turn: Turn.initial
     },
     {
       stepId: "test",
@@ -140,7 +145,8 @@ const expected: EpisodeView.EpisodeView = {
         changedPaths: []
       },
       fingerprint: null,
-      notes: []
+      notes: [],
+      turn: Turn.initial
     },
     {
       stepId: "test",
@@ -165,7 +171,8 @@ const expected: EpisodeView.EpisodeView = {
         changedPaths: ["reports/junit.xml"]
       },
       fingerprint: null,
-      notes: []
+      notes: [],
+      turn: Turn.initial
     },
     {
       stepId: "docs",
@@ -177,7 +184,8 @@ const expected: EpisodeView.EpisodeView = {
       intents: [],
       command: null,
       fingerprint: null,
-      notes: ["documented --json under Usage"]
+      notes: ["documented --json under Usage"],
+      turn: Turn.initial
     }
   ],
   refs: [
@@ -245,7 +253,8 @@ describe("EpisodeView.build", () => {
       intents: [],
       command: null,
       fingerprint: null,
-      notes: []
+      notes: [],
+      turn: Turn.initial
     })
     expect(at620.attempts[4]?.intents[1]).toEqual({
       intentId: "i-5b",
@@ -299,7 +308,8 @@ describe("EpisodeView.build", () => {
       intents: [],
       command: null,
       fingerprint: null,
-      notes: []
+      notes: [],
+      turn: Turn.initial
     }])
     expect(view.refs).toEqual([])
     // Scheduled, never admitted: nobody has worked on run-2 yet.
@@ -311,6 +321,32 @@ describe("EpisodeView.build", () => {
     expect(episode().workers).toHaveLength(4)
     // The settling user and the verifier are not workers: settling an intent is not doing the step.
     expect(episode().workers).not.toContainEqual(alice)
+  })
+
+  it("folds an attempt's recorded turn events into its turn region, and counts their reporter as a worker", () => {
+    const session: Event.Actor = { kind: "agent", id: "claude-code:s-9" }
+    const turn = (lsn: number, tag: Turn.Event["_tag"], runId = "run-1") =>
+      [lsn, { _tag: "TurnRecorded", version: 1, actor: session, at: 8100 + lsn, runId, stepId: "test", attempt: 4, turn: { _tag: tag } }] as const
+    const events = [
+      ...history(),
+      ...stored([
+        [590, { _tag: "AttemptScheduled", version: 1, actor: verifier1, at: 8100, runId: "run-1", stepId: "test", attempt: 4 }],
+        turn(600, "toolUsed"),
+        turn(601, "toolRejected"),
+        turn(602, "turnStarted"),
+        turn(603, "toolFailed"),
+        // Another run's turn, and one after the snapshot, are not this view's.
+        turn(604, "streamReadCompleted", "run-0"),
+        turn(700, "streamReadCompleted")
+      ])
+    ]
+    const attempt = (view: EpisodeView.EpisodeView) => view.attempts.find((a) => a.stepId === "test" && a.attempt === 4)?.turn
+    expect(attempt(episode(events, 590))).toEqual(Turn.initial)
+    expect(attempt(episode(events, 601))).toEqual({ ...Turn.initial, toolUsed: true, toolRejected: true })
+    expect(attempt(episode(events, 699))).toEqual({ ...Turn.initial, toolFailed: true })
+    expect(attempt(episode(events, 700))).toEqual({ ...Turn.initial, toolFailed: true, streamReadComplete: true })
+    expect(episode(events, 590).workers).not.toContainEqual(session)
+    expect(episode(events, 600).workers).toContainEqual(session)
   })
 
   it("takes as workers whoever moved an attempt, not whoever only scheduled one (a REVISE's successor)", () => {

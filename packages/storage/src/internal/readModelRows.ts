@@ -63,7 +63,9 @@ export const loadSummary = (
 
 /**
  * The part of a branch's snapshot that `events` can change, from the summary and lease the caller
- * already read plus the intent rows the events name.
+ * already read plus the intent rows and the attempt rows the events name. An attempt row is read
+ * only where its turn must carry over (a transition keeps it, a turn event changes it); a
+ * scheduled attempt starts a new row.
  */
 export const loadTouched = (
   db: Db,
@@ -95,7 +97,27 @@ export const loadTouched = (
         intents.set(intent.intentId, intent)
       }
     }
-    return { summary, attempts: new Map(), intents, lease, checkpoints: [] }
+    const attemptKeys = new Map<string, { readonly runId: string; readonly stepId: string; readonly attempt: number }>()
+    for (const event of events) {
+      if (event._tag === "AttemptTransitioned" || event._tag === "TurnRecorded") {
+        attemptKeys.set(ReadModel.attemptKey(event.runId, event.stepId, event.attempt), event)
+      }
+    }
+    const attempts = new Map<string, ReadModel.AttemptRow>()
+    for (const key of attemptKeys.values()) {
+      const found = yield* rows(
+        db,
+        operation,
+        db.sql`SELECT stream_id, branch, run_id, step_id, attempt, state, turn, updated_lsn FROM ratchet_attempts
+          WHERE stream_id = ${streamId} AND branch = ${branch} AND run_id = ${key.runId} AND step_id = ${key.stepId}
+          AND attempt = ${key.attempt}`
+      )
+      for (const row of found) {
+        const attempt = yield* decodeAttempt(operation, row)
+        attempts.set(attemptKeyOf(attempt), attempt)
+      }
+    }
+    return { summary, attempts, intents, lease, checkpoints: [] }
   })
 
 export interface SaveOptions {
@@ -147,11 +169,13 @@ export const saveChanges = (
             step_id: row.stepId,
             attempt: row.attempt,
             state: row.state,
+            // Plain JSON data, like the summary; decoded with the row on the way out.
+            turn: JSON.stringify(row.turn),
             updated_lsn: row.updatedLsn
           })))
         }
         ON CONFLICT (stream_id, branch, run_id, step_id, attempt) DO UPDATE SET state = excluded.state,
-          updated_lsn = excluded.updated_lsn`
+          turn = excluded.turn, updated_lsn = excluded.updated_lsn`
       )
     }
     const intents = [...after.intents.values()].filter((row) => before.intents.get(row.intentId) !== row)
@@ -231,7 +255,7 @@ export const loadAttempts = (
     const found = yield* rows(
       db,
       operation,
-      db.sql`SELECT stream_id, branch, run_id, step_id, attempt, state, updated_lsn FROM ratchet_attempts
+      db.sql`SELECT stream_id, branch, run_id, step_id, attempt, state, turn, updated_lsn FROM ratchet_attempts
         WHERE stream_id = ${streamId} AND branch = ${branch} ORDER BY updated_lsn, run_id, step_id, attempt`
     )
     const attempts = new Map<string, ReadModel.AttemptRow>()

@@ -86,17 +86,22 @@ export const decodeSummary = (
   })
 }
 
-/** A `ratchet_attempts` row. */
-export const decodeAttempt = (operation: string, row: Row): Effect.Effect<ReadModel.AttemptRow, StorageError.StorageError> =>
-  attempt(operation, `an attempt row of stream ${String(row["stream_id"])}`, {
+/** A `ratchet_attempts` row; its `turn` column is JSON text of the attempt's turn flags. */
+export const decodeAttempt = (operation: string, row: Row): Effect.Effect<ReadModel.AttemptRow, StorageError.StorageError> => {
+  const what = `an attempt row of stream ${String(row["stream_id"])}`
+  const turn = parseJson(row["turn"])
+  if (Either.isLeft(turn)) return Effect.fail(corrupt(operation, `${what} is damaged: its turn column: ${turn.left}`))
+  return attempt(operation, what, {
     streamId: row["stream_id"],
     branch: row["branch"],
     runId: row["run_id"],
     stepId: row["step_id"],
     attempt: int(row["attempt"]),
     state: row["state"],
+    turn: turn.right,
     updatedLsn: int(row["updated_lsn"])
   })
+}
 
 /** A `ratchet_intents` row. */
 export const decodeIntent = (operation: string, row: Row): Effect.Effect<ReadModel.IntentRow, StorageError.StorageError> =>

@@ -123,10 +123,17 @@ export const hookScenarios = (engine: Engine): void => {
       expect(post.code, post.stderr).toBe(0)
       expect(post.stdout).toBe("")
       const resolved = (await events(world, planned)).slice(before + 3)
-      expect(resolved.map((record) => [record.type, record.event.intentId, record.event.outcome])).toEqual([["IntentResolved", intent.event.intentId, "Succeeded"]])
-      // the hook repeated (a retry of the same call) records nothing twice
+      expect(resolved.map((record) => [record.type, record.event.intentId, record.event.outcome])).toEqual([
+        ["IntentResolved", intent.event.intentId, "Succeeded"],
+        ["TurnRecorded", undefined, undefined]
+      ])
+      // the call counts in the worker's turn, in the step's attempt (the kernel's turn region)
+      expect(resolved[1]!.event).toMatchObject({ stepId: "fix", attempt: 1, turn: { _tag: "toolUsed" } })
+      expect(resolved[1]!.actor).toEqual({ kind: "agent", id: `claude-code:${claudeSession}` })
+      // the hook repeated (a retry of the same call) records nothing twice: the intent is resolved
+      // and the turn's flag already set
       await hook(world, payload(world, "PostToolUse.Edit.json", editOf(inScope)))
-      expect((await events(world, planned)).length).toBe(before + 4)
+      expect((await events(world, planned)).length).toBe(before + 5)
       // outside the allowed scope (test/**): denied, naming the scope
       const outside = await hook(world, payload(world, "PreToolUse.Edit.json", editOf(path.join(world.repo, "README.md"))))
       expect(JSON.parse(outside.stdout).hookSpecificOutput.permissionDecisionReason).toContain("outside the allowed scope")
@@ -184,9 +191,18 @@ export const hookScenarios = (engine: Engine): void => {
       expect(again.code).toBe(0)
       expect(again.stdout).toBe("")
 
-      // the hooks wrote only the sessions' leases and their calls' intents
+      // the hooks wrote only the sessions' leases, their calls' intents and the worker's turn
       const written = new Set((await events(world, planned)).slice(before).map((record) => record.type))
-      expect([...written].sort()).toEqual(["IntentDispatched", "IntentRecorded", "IntentResolved", "LeaseAcquired", "LeaseReleased"])
+      expect([...written].sort()).toEqual(["IntentDispatched", "IntentRecorded", "IntentResolved", "LeaseAcquired", "LeaseReleased", "TurnRecorded"])
+
+      // a new prompt starts the worker's next turn (clearing the last one's flags); a failed
+      // command counts as used and failed. Only what changes a flag is recorded: the denials after
+      // the first, the observer's calls and the Codex session's patch (the flag already set) are not.
+      expect((await hook(world, payload(world, "UserPromptSubmit.basic.json"))).stdout).toBe("")
+      expect((await hook(world, payload(world, "PostToolUseFailure.Bash.json"))).code).toBe(0)
+      const turns = (await events(world, planned)).slice(before).filter((record) => record.type === "TurnRecorded")
+      expect(turns.map((record) => record.event.turn._tag)).toEqual(["toolUsed", "toolRejected", "streamReadCompleted", "turnStarted", "toolUsed", "toolFailed"])
+      expect(new Set(turns.map((record) => `${record.actor.id} ${record.event.stepId}#${record.event.attempt}`))).toEqual(new Set([`claude-code:${claudeSession} fix#1`]))
 
       // a call whose end is never reported (declined at Claude Code's own prompt) stays open until
       // the worker marks the step done: then it is closed, the note says so, and the session's

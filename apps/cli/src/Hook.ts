@@ -25,7 +25,7 @@ import type * as HostEvent from "@ratchet/host/HostEvent"
 import * as ToolIntent from "@ratchet/host/ToolIntent"
 import * as TurnReport from "@ratchet/host/TurnReport"
 import type * as Event from "@ratchet/kernel/Event"
-import type * as Turn from "@ratchet/kernel/Turn"
+import * as Turn from "@ratchet/kernel/Turn"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as os from "node:os"
@@ -152,56 +152,70 @@ const deny = (reason: string, fix: string): Guard.Decision => ({ _tag: "Deny", r
 const ownsLease = (task: HostView.HostTask, session: HostEvent.Session): boolean => task.leaseOwner?.sessionRef === HostSession.sessionRef(session)
 
 /**
- * Records what `events` tell of the worker's turn (`TurnReport`), when the session is the worker of
- * a manual step awaiting one: it holds the lease at `epoch`. A turn record is an observation of
- * the agent, not of the step's work: failing to make it never changes the host's answer.
+ * What `events` change of the awaited attempt's turn as the view read it (`Turn.changes`): when
+ * nothing, the hook writes nothing for the turn (the controller filters again at the write).
+ */
+const turnNews = (task: HostView.HostTask | null, events: ReadonlyArray<Turn.Event>): ReadonlyArray<Turn.Event> =>
+  task === null || task.awaiting === null ? [] : Turn.changes(task.awaiting.turn, events)
+
+/**
+ * Records what `events` tell of the worker's turn (`TurnReport`) in the attempt the view saw
+ * awaiting, when the session is its worker holding the lease at `epoch` and the events change the
+ * turn. A turn record is an observation of the agent, not of the step's work: whatever goes wrong
+ * while making it (a conflict, a lapsed lease, a bug) never changes the host's answer.
  */
 const reportTurn = (
   task: HostView.HostTask | null,
   session: HostEvent.Session,
   epoch: number | null,
   events: ReadonlyArray<Turn.Event>
-) =>
-  task === null || task.awaiting === null || epoch === null || events.length === 0
-    ? Effect.void
-    : Effect.flatMap(Controller.Controller, (controller) =>
-      controller.recordTurn(task.taskId, events, { actor: HostSession.actorOf(session), leaseEpoch: epoch })).pipe(Effect.ignore)
+) => {
+  const awaiting = task?.awaiting ?? null
+  if (task === null || awaiting === null || epoch === null || turnNews(task, events).length === 0) return Effect.void
+  return Effect.flatMap(Controller.Controller, (controller) =>
+    controller.recordTurn(
+      task.taskId,
+      { attempt: { stepId: awaiting.stepId, attempt: awaiting.attempt }, events },
+      { actor: HostSession.actorOf(session), leaseEpoch: epoch }
+    )).pipe(Effect.catchAllCause(() => Effect.void))
+}
 
 /**
- * An event that only tells of the turn (a stream's start, first chunk or end, the agent's stop):
- * recorded when this session is the awaited worker holding the lease.
+ * The epoch of the lease this session holds as the view read it, else null. For events that only
+ * tell of the turn (the agent's stop, a stream's start or end): they neither heartbeat nor take the
+ * lease, so an agent going idle lets its lease lapse as it did before turns were recorded.
  */
-const turnOf = (task: HostView.HostTask | null, event: HostEvent.HostEvent, decision: Guard.Decision) =>
-  Effect.gen(function*() {
-    const events = TurnReport.eventsOf(event, decision)
-    if (task === null || task.awaiting === null || events.length === 0 || !ownsLease(task, event.session)) return
-    const standing = yield* HostSession.attend(task, event.session)
-    yield* reportTurn(task, event.session, standing.ours, events)
-  })
+const heldEpoch = (task: HostView.HostTask | null, session: HostEvent.Session): number | null =>
+  task !== null && task.leaseStatus === "held" && ownsLease(task, session) ? task.leaseEpoch : null
 
 /**
- * A tool call that ended: the worker's intent for it (if it opened one) is resolved, and the call
- * counts in the worker's turn (any call of the worker, reads too).
+ * A tool call that ended: the worker's intent for it (if it opened one) is resolved, with what the
+ * call tells of the turn, in the attempt the call belonged to. Any other call of the worker (a
+ * read, a test run) counts in the awaited attempt's turn when it changes a flag.
  */
 const ended = (event: HostEvent.HostEvent & { readonly _tag: "ToolCallCompleted" | "ToolCallFailed" }) =>
   Effect.gen(function*() {
     const selection = yield* HostView.select(preferredTask())
     if (selection._tag !== "One") return
     const task = selection.task
+    const turn = TurnReport.eventsOf(event, allow)
     const intent = event.call.id !== null && ToolIntent.isSideEffect(event.call) ? event.call.id : null
-    if (intent === null && (task.awaiting === null || !ownsLease(task, event.session))) return
+    if (intent === null && (!ownsLease(task, event.session) || turnNews(task, turn).length === 0)) return
     const standing = yield* HostSession.attend(task, event.session)
     // Another owner holds the lease (it took over a lapsed one): its recovery decides the call.
     if (standing.holder !== null) return
-    if (intent !== null) {
-      const controller = yield* Controller.Controller
-      yield* controller.toolCall.ended(
-        task.taskId,
-        { sessionRef: HostSession.sessionRef(event.session), callId: intent, outcome: event._tag === "ToolCallCompleted" ? "Succeeded" : "Failed" },
-        { actor: HostSession.actorOf(event.session), leaseEpoch: standing.ours ?? undefined }
-      )
-    }
-    yield* reportTurn(task, event.session, standing.ours, TurnReport.eventsOf(event, allow))
+    if (intent === null) return yield* reportTurn(task, event.session, standing.ours, turn)
+    const controller = yield* Controller.Controller
+    yield* controller.toolCall.ended(
+      task.taskId,
+      {
+        sessionRef: HostSession.sessionRef(event.session),
+        callId: intent,
+        outcome: event._tag === "ToolCallCompleted" ? "Succeeded" : "Failed",
+        turn
+      },
+      { actor: HostSession.actorOf(event.session), leaseEpoch: standing.ours ?? undefined }
+    )
   })
 
 /** Runs `use` with the project's services, when the session's directory is in a Ratchet project. */
@@ -225,14 +239,15 @@ const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent) =>
       case "ToolCallFailed":
         return yield* inProject(event.session, allow, () => Effect.as(ended(event), allow))
       case "StopRequested": {
-        // A subagent's stop ends its part, not the session's work: only the main agent is held.
-        if (event.continuing || event.subagent) return Guard.stop(null, true)
+        // A subagent's stop ends its part, not the session's work: only the main agent is held,
+        // and only its stop tells of the turn.
+        if (event.subagent) return Guard.stop(null, true)
         return yield* inProject(event.session, allow, () =>
           Effect.gen(function*() {
             const selection = yield* HostView.select(preferredTask())
             const task = selection._tag === "One" ? selection.task : null
-            const decision = Guard.stop(task, false)
-            yield* turnOf(task, event, decision)
+            const decision = Guard.stop(task, event.continuing)
+            yield* reportTurn(task, event.session, heldEpoch(task, event.session), TurnReport.eventsOf(event, decision))
             return decision
           }))
       }
@@ -242,7 +257,8 @@ const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent) =>
         return yield* inProject(event.session, allow, () =>
           Effect.gen(function*() {
             const selection = yield* HostView.select(preferredTask())
-            yield* turnOf(selection._tag === "One" ? selection.task : null, event, allow)
+            const task = selection._tag === "One" ? selection.task : null
+            yield* reportTurn(task, event.session, heldEpoch(task, event.session), TurnReport.eventsOf(event, allow))
             return allow
           }))
       case "SessionStarted":

@@ -211,9 +211,19 @@ export interface Service {
       input: { readonly sessionRef: string; readonly callId: string; readonly description: string },
       invocation: Invocation
     ) => Effect.Effect<Written & { readonly intentId: string | null }, WriteError>
+    /**
+     * `turn` is what the call's end reports of the worker's turn: the events that change the
+     * intent's attempt's flags are appended with the resolution, in the attempt the call belonged
+     * to (nothing when the intent is not resolved now).
+     */
     readonly ended: (
       taskId: string,
-      input: { readonly sessionRef: string; readonly callId: string; readonly outcome: "Succeeded" | "Failed" },
+      input: {
+        readonly sessionRef: string
+        readonly callId: string
+        readonly outcome: "Succeeded" | "Failed"
+        readonly turn: ReadonlyArray<Turn.Event>
+      },
       invocation: Invocation
     ) => Effect.Effect<Written & { readonly intentId: string | null }, WriteError>
   }
@@ -221,13 +231,15 @@ export interface Service {
    * What the worker's host reported of its current turn (a prompt started one, a tool was used,
    * failed or rejected, the stream was read to its end), recorded as `TurnRecorded` events in the
    * open attempt of the manual step awaiting its worker: the kernel's turn region of that attempt.
-   * The turn is the worker's, so the invocation presents its lease epoch. Only events that change
-   * the attempt's turn flags are appended; nothing is written when no manual step awaits
-   * (`attempt` is then null) or no event changes a flag.
+   * The turn is the worker's, so the invocation presents its lease epoch, and `attempt` names the
+   * attempt the caller saw awaiting: when another awaits by the time of the write (the step was
+   * marked done and the run went on), nothing is recorded. Only the events that change the
+   * attempt's flags are appended (`Turn.changes`); nothing is written when none does (`attempt` is
+   * then null in the result).
    */
   readonly recordTurn: (
     taskId: string,
-    events: ReadonlyArray<Turn.Event>,
+    input: { readonly attempt: { readonly stepId: string; readonly attempt: number }; readonly events: ReadonlyArray<Turn.Event> },
     invocation: Invocation
   ) => Effect.Effect<Written & { readonly attempt: { readonly stepId: string; readonly attempt: number } | null }, WriteError>
   readonly settlementSubject: (
@@ -929,6 +941,7 @@ export const make: Effect.Effect<
         let recorded: string | null = null
         const written = yield* write(taskId, invocation, (aggregate, at) =>
           Effect.map(awaitingOf(aggregate as Task.Task), (awaiting): ReadonlyArray<Event.Event> => {
+            recorded = null
             // Nothing awaits a worker (or the hook repeated itself): the call is not a step's work.
             if (awaiting === null || awaiting.intents.some((intent) => intent.intentId === intentId)) return []
             recorded = intentId
@@ -949,23 +962,28 @@ export const make: Effect.Effect<
           Effect.map(
             aggregate._tag === "Task" && aggregate.run !== null
               ? runRows(aggregate)
-              : Effect.succeed({ attempts: [] as ReadonlyArray<RunState.AttemptInfo>, intents: [] as ReadonlyArray<RunState.IntentInfo> }),
+              : Effect.succeed({ attempts: [] as ReadonlyArray<ReadModel.AttemptRow>, intents: [] as ReadonlyArray<ReadModel.IntentRow> }),
             ({ attempts, intents }): ReadonlyArray<Event.Event> => {
               // Unknown (not a step's work), already resolved, or its attempt already decided by
               // recovery (Indeterminate, awaiting a person's settlement): then the call's end is late.
+              resolved = null
               const intent = intents.find((row) => row.intentId === intentId && row.state === "Dispatched")
-              const open = intent !== undefined && attempts.some((row) =>
-                row.stepId === intent.stepId && row.attempt === intent.attempt && (row.state === "Running" || row.state === "Pending"))
-              if (!open) return []
+              const attempt = intent === undefined
+                ? undefined
+                : attempts.find((row) => row.stepId === intent.stepId && row.attempt === intent.attempt && (row.state === "Running" || row.state === "Pending"))
+              if (intent === undefined || attempt === undefined) return []
               resolved = intentId
-              return [{ _tag: "IntentResolved", version: 1, actor: invocation.actor, at, intentId, outcome: input.outcome, resultRefs: [] }]
+              return [
+                { _tag: "IntentResolved", version: 1, actor: invocation.actor, at, intentId, outcome: input.outcome, resultRefs: [] },
+                ...turnEvents(invocation.actor, at, intent, Turn.changes(attempt.turn, input.turn))
+              ]
             }
           ))
         return { ...written, intentId: resolved }
       })
   }
 
-  const recordTurn: Service["recordTurn"] = (taskId, events, invocation) =>
+  const recordTurn: Service["recordTurn"] = (taskId, input, invocation) =>
     Effect.gen(function*() {
       if (invocation.leaseEpoch === undefined) {
         return yield* new ControllerError.InvalidRequest({
@@ -977,19 +995,14 @@ export const make: Effect.Effect<
       let recorded: { readonly stepId: string; readonly attempt: number } | null = null
       const written = yield* write(taskId, invocation, (aggregate, at) =>
         Effect.map(awaitingOf(aggregate as Task.Task), (awaiting): ReadonlyArray<Event.Event> => {
-          if (awaiting === null) return []
-          recorded = { stepId: awaiting.stepId, attempt: awaiting.attempt }
+          // Decided again after a conflict: only the last decision counts.
+          recorded = null
+          if (awaiting === null || awaiting.stepId !== input.attempt.stepId || awaiting.attempt !== input.attempt.attempt) return []
           // The turn is its flags: an event that changes none is no news, and is not appended, so
           // a worker's hundredth tool call of a turn (or a repeated hook) writes nothing.
-          const news: Array<Event.Event> = []
-          let turn = awaiting.turn
-          for (const event of events) {
-            const next = Turn.next(turn, event)
-            if (sameTurn(next, turn)) continue
-            turn = next
-            news.push({ _tag: "TurnRecorded", version: 1, actor: invocation.actor, at, runId: awaiting.runId, stepId: awaiting.stepId, attempt: awaiting.attempt, turn: event })
-          }
-          return news
+          const news = Turn.changes(awaiting.turn, input.events)
+          if (news.length > 0) recorded = input.attempt
+          return turnEvents(invocation.actor, at, { runId: awaiting.runId, ...input.attempt }, news)
         }))
       return { ...written, attempt: recorded }
     })
@@ -1484,10 +1497,14 @@ export const make: Effect.Effect<
   } satisfies Service
 })
 
-/** Whether two turns hold the same flags. */
-const sameTurn = (a: Turn.State, b: Turn.State): boolean =>
-  a.waitingForFirstChunk === b.waitingForFirstChunk && a.toolRejected === b.toolRejected && a.toolUsed === b.toolUsed &&
-  a.toolFailed === b.toolFailed && a.streamReadComplete === b.streamReadComplete
+/** `TurnRecorded` events of one attempt. */
+const turnEvents = (
+  actor: Event.Actor,
+  at: number,
+  target: { readonly runId: string; readonly stepId: string; readonly attempt: number },
+  turns: ReadonlyArray<Turn.Event>
+): ReadonlyArray<Event.Event> =>
+  turns.map((turn) => ({ _tag: "TurnRecorded", version: 1, actor, at, runId: target.runId, stepId: target.stepId, attempt: target.attempt, turn }))
 
 /**
  * Whether a lease owner is a host session (a Claude Code or Codex session as a manual step's

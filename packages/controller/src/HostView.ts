@@ -12,6 +12,7 @@
  */
 import type * as Event from "@ratchet/kernel/Event"
 import type * as Task from "@ratchet/kernel/Task"
+import * as Turn from "@ratchet/kernel/Turn"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as Verification from "@ratchet/verifier/Verification"
@@ -44,8 +45,11 @@ export interface HostTask {
    * `expired` (its holder stopped heartbeating; a takeover ends it).
    */
   readonly leaseStatus: "free" | "held" | "expired"
-  /** The manual step awaiting its worker while the task is RUNNING, with its open attempt, else null. */
-  readonly awaiting: { readonly stepId: string; readonly attempt: number } | null
+  /**
+   * The manual step awaiting its worker while the task is RUNNING, with its open attempt and that
+   * attempt's turn region (what its worker's host reported), else null.
+   */
+  readonly awaiting: { readonly stepId: string; readonly attempt: number; readonly turn: Turn.State } | null
   /** Required criteria without a counted PASS in the current verification episode (all of them before one). */
   readonly unverified: ReadonlyArray<string>
 }
@@ -88,7 +92,9 @@ const awaitingOf = (task: Task.Task, branch: string) =>
     const attempts = [...snapshot.attempts.values()].filter((row) => row.runId === runId)
     const intents = [...snapshot.intents.values()].filter((row) => row.runId === runId)
     const awaiting = RunState.awaitingWorker(task.plan.plan, attempts, intents)
-    return awaiting === null ? null : { stepId: awaiting.step.id, attempt: awaiting.attempt }
+    if (awaiting === null) return null
+    const row = attempts.find((candidate) => candidate.stepId === awaiting.step.id && candidate.attempt === awaiting.attempt)
+    return { stepId: awaiting.step.id, attempt: awaiting.attempt, turn: row?.turn ?? Turn.initial }
   })
 
 const describe = (task: Task.Task, branch: string) =>

@@ -10,7 +10,8 @@
  * | `ToolCallCompleted`                          | `toolUsed`                                    |
  * | `ToolCallFailed`                             | `toolUsed`, `toolFailed`                      |
  * | `StreamReadCompleted`                        | `streamReadCompleted`                         |
- * | `StopRequested` of the main agent            | `streamReadCompleted`                         |
+ * | `StopRequested` of the main agent, allowed   | `streamReadCompleted`                         |
+ * | `StopRequested` of the main agent, blocked   | `turnStarted`                                 |
  * | anything else                                | none                                          |
  *
  * Hook-based hosts (Claude Code, Codex) report no stream: a prompt starts the turn, and the main
@@ -18,7 +19,8 @@
  * start as a stream (`TurnStarted`) also says it now waits for the first chunk, so a hook host
  * never leaves `waitingForFirstChunk` set with nothing to clear it. A call the guard lets through
  * or asks about is not rejected (the person may still decline it at the host's own prompt, which
- * no hook reports). A subagent's stop ends its own stream, not the turn's.
+ * no hook reports). A blocked stop sends the agent on with the reason as its next instruction: a
+ * new turn, as a prompt would start. A subagent's stop ends its own stream, not the turn's.
  *
  * @since 0.1.0
  */
@@ -53,7 +55,7 @@ export const eventsOf = (event: HostEvent.HostEvent, decision: Guard.Decision): 
     case "StreamReadCompleted":
       return [streamReadCompleted]
     case "StopRequested":
-      return event.subagent ? [] : [streamReadCompleted]
+      return event.subagent ? [] : decision._tag === "Deny" ? [turnStarted] : [streamReadCompleted]
     case "SessionStarted":
     case "SessionEnded":
     case "Passthrough":

@@ -248,3 +248,30 @@ export const fold = (events: Iterable<Event>, from: State = initial): State => {
   }
   return state
 }
+
+const same = (a: State, b: State): boolean =>
+  a.waitingForFirstChunk === b.waitingForFirstChunk &&
+  a.toolRejected === b.toolRejected &&
+  a.toolUsed === b.toolUsed &&
+  a.toolFailed === b.toolFailed &&
+  a.streamReadComplete === b.streamReadComplete
+
+/**
+ * The events of `events` that change the turn when applied in order from `from`; an event that
+ * leaves every flag as it was is left out. Folding the result from `from` ends where folding all of
+ * `events` does, so a log that keeps only these loses nothing of the turn.
+ *
+ * @since 0.1.0
+ * @category transitions
+ */
+export const changes = (from: State, events: Iterable<Event>): ReadonlyArray<Event> => {
+  const kept: Array<Event> = []
+  let state = from
+  for (const event of events) {
+    const after = next(state, event)
+    if (same(after, state)) continue
+    kept.push(event)
+    state = after
+  }
+  return kept
+}

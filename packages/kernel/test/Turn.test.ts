@@ -181,6 +181,58 @@ describe("Turn", () => {
     })
   })
 
+  describe("changes", () => {
+    /** (case, from, events, the tags kept), written by hand. */
+    const table: ReadonlyArray<readonly [string, State, ReadonlyArray<Tag>, ReadonlyArray<Tag>]> = [
+      ["no events", S(0, 0, 0, 0, 0), [], []],
+      ["each flag's own event from the all-false turn", S(0, 0, 0, 0, 0), ["firstChunkAwaitStarted", "toolRejected", "toolUsed", "toolFailed", "streamReadCompleted"], [
+        "firstChunkAwaitStarted",
+        "toolRejected",
+        "toolUsed",
+        "toolFailed",
+        "streamReadCompleted"
+      ]],
+      ["a new turn and the end of a wait on the all-false turn change nothing", S(0, 0, 0, 0, 0), ["turnStarted", "firstChunkAwaitEnded"], []],
+      ["an event repeated is kept once", S(0, 0, 0, 0, 0), ["toolUsed", "toolUsed", "toolUsed"], ["toolUsed"]],
+      ["a flag already set is no news", S(0, 0, 1, 0, 0), ["toolUsed"], []],
+      ["only the waiting flag differs", S(1, 0, 0, 0, 0), ["firstChunkAwaitStarted", "firstChunkAwaitEnded"], ["firstChunkAwaitEnded"]],
+      ["only the rejected flag differs", S(0, 1, 0, 0, 0), ["toolRejected", "turnStarted"], ["turnStarted"]],
+      ["only the failed flag differs", S(0, 0, 0, 1, 0), ["toolFailed", "turnStarted"], ["turnStarted"]],
+      ["only the stream flag differs", S(0, 0, 0, 0, 1), ["streamReadCompleted", "turnStarted"], ["turnStarted"]],
+      ["a new turn clears what the last one set, then the same flag is news again", S(0, 1, 1, 1, 1), ["toolUsed", "turnStarted", "turnStarted", "toolUsed"], [
+        "turnStarted",
+        "toolUsed"
+      ]],
+      ["a new turn keeps the wait, so it is no news on a turn that only waits", S(1, 0, 0, 0, 0), ["turnStarted"], []]
+    ]
+
+    it.each(table)("%s", (_case, from, events, kept) => {
+      expect(Turn.changes(from, events.map(ev)).map((event) => event._tag)).toEqual(kept)
+    })
+
+    it("keeps what folds to the same turn, and takes any iterable", () => {
+      fc.assert(
+        fc.property(stateArb, fc.array(eventArb, { maxLength: 40 }), (start, events) => {
+          const kept = Turn.changes(start, events)
+          expect(Turn.fold(kept, start)).toEqual(Turn.fold(events, start))
+          expect(kept.length).toBeLessThanOrEqual(events.length)
+          // Every kept event changes the turn it is applied to.
+          let state = start
+          for (const event of kept) {
+            const after = Turn.next(state, event)
+            expect(after).not.toEqual(state)
+            state = after
+          }
+        })
+      )
+      function* generated() {
+        yield ev("toolUsed")
+        yield ev("toolUsed")
+      }
+      expect(Turn.changes(S(0, 0, 0, 0, 0), generated()).map((event) => event._tag)).toEqual(["toolUsed"])
+    })
+  })
+
   describe("properties", () => {
     it("next never throws, never mutates, and agrees with the assignment table", () => {
       fc.assert(

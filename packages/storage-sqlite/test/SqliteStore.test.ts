@@ -351,15 +351,23 @@ describe("SqliteStore", () => {
       after.close()
     }))
 
+  /** The attempt of the two tests below. */
+  const run = { runId: "r-1", stepId: "s-1", attempt: 1 }
+
+  /** A new store directory whose task t-1 has one scheduled attempt, `run`. */
+  const storeWithOneAttempt = Effect.gen(function*() {
+    const directory = tempHome()
+    yield* Effect.flatMap(EventStore.EventStore, (store) =>
+      store.append(request({
+        operationId: "op-1",
+        events: [created("t-1"), Event.make({ _tag: "AttemptScheduled", actor, at: 9, ...run })]
+      }))).pipe(Effect.provide(SqliteStore.layer({ directory })))
+    return directory
+  })
+
   it.effect("upgrades a version-1 store: its attempts gain an empty turn region, and turn events then fold into it", () =>
     Effect.gen(function*() {
-      const directory = tempHome()
-      const run = { runId: "r-1", stepId: "s-1", attempt: 1 }
-      yield* Effect.flatMap(EventStore.EventStore, (store) =>
-        store.append(request({
-          operationId: "op-1",
-          events: [created("t-1"), Event.make({ _tag: "AttemptScheduled", actor, at: 9, ...run })]
-        }))).pipe(Effect.provide(SqliteStore.layer({ directory })))
+      const directory = yield* storeWithOneAttempt
       // The store as version 1 left it: no turn column, version 1 recorded.
       const file = path.join(directory, "ratchet.db")
       const db = new Database(file)
@@ -385,13 +393,7 @@ describe("SqliteStore", () => {
 
   it.effect("reports a damaged turn column as a corrupt attempt row, naming the stream", () =>
     Effect.gen(function*() {
-      const directory = tempHome()
-      const run = { runId: "r-1", stepId: "s-1", attempt: 1 }
-      yield* Effect.flatMap(EventStore.EventStore, (store) =>
-        store.append(request({
-          operationId: "op-1",
-          events: [created("t-1"), Event.make({ _tag: "AttemptScheduled", actor, at: 9, ...run })]
-        }))).pipe(Effect.provide(SqliteStore.layer({ directory })))
+      const directory = yield* storeWithOneAttempt
       for (const damaged of ["{\"toolUsed\":", "{\"toolUsed\":\"yes\"}", "null"]) {
         const db = new Database(path.join(directory, "ratchet.db"))
         db.prepare("UPDATE ratchet_attempts SET turn = ?").run(damaged)

@@ -52,6 +52,7 @@ export const AttemptRow = Schema.Struct({
   state: Schema.Literal("Pending", "Running", "Succeeded", "Failed", "Indeterminate", "Cancelled", "TimedOut"),
   /** The attempt's turn region: the flags its worker's turn events left (`TurnRecorded`). */
   turn: Turn.State,
+  /** The LSN of the attempt's last transition (its schedule, or a change of state; not a turn event). */
   updatedLsn: Schema.Int
 })
 
@@ -212,13 +213,12 @@ export const apply = (snapshot: Snapshot, stored: StoredEvent): Snapshot => {
     }
     case "TurnRecorded": {
       // Only an attempt the branch scheduled has a turn; the controller records none elsewhere.
+      // The turn is not a transition: `updatedLsn` stays the LSN of the attempt's last one, which
+      // recovery compares with its intents' resolutions.
       const key = attemptKey(event.runId, event.stepId, event.attempt)
       const attempt = next.attempts.get(key)
       if (attempt === undefined) return next
-      return {
-        ...next,
-        attempts: setting(next.attempts, key, { ...attempt, turn: Turn.next(attempt.turn, event.turn), updatedLsn: stored.lsn })
-      }
+      return { ...next, attempts: setting(next.attempts, key, { ...attempt, turn: Turn.next(attempt.turn, event.turn) }) }
     }
     case "IntentRecorded":
       return {

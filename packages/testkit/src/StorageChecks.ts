@@ -1436,25 +1436,30 @@ const readModelsScripted = check(
       updatedLsn: r4.lsn[2]
     })
 
-    // The turn region: each event sets its own flag, a new turn clears four, an attempt's
-    // transition keeps them, and a turn event naming an attempt the branch never scheduled is kept
-    // in the log but touches no row.
-    const r5t = yield* at([
+    // The turn region: each event sets its own flag (the attempt's LSN stays its last
+    // transition's), a new turn clears four, an attempt's transition alone keeps them, and a turn
+    // event naming an attempt the branch never scheduled is kept in the log but touches no row.
+    yield* at([
       Events.turnRecorded(target, { _tag: "firstChunkAwaitStarted" }),
       Events.turnRecorded(target, { _tag: "toolUsed" }),
       Events.turnRecorded(target, { _tag: "toolFailed" }),
       Events.turnRecorded({ ...target, attempt: 9 }, { _tag: "toolRejected" })
     ], 10, 1)
     yield* same(promise, "the attempts after TurnRecorded", yield* succeeds(promise, "attempts", models.attempts(stream.streamId)), [
-      { ...attempt, state: "Running", turn: { ...turn, waitingForFirstChunk: true, toolUsed: true, toolFailed: true }, updatedLsn: r5t.lsn[2] }
+      { ...attempt, state: "Running", turn: { ...turn, waitingForFirstChunk: true, toolUsed: true, toolFailed: true }, updatedLsn: r3.lsn[0] }
     ])
-    const r6t = yield* at([
+    yield* at([
       Events.turnRecorded(target, { _tag: "turnStarted" }),
-      Events.turnRecorded(target, { _tag: "streamReadCompleted" }),
-      Events.attemptTransitioned({ runId: "run-1", stepId: "build", attempt: 1, from: "Running", to: "Succeeded" })
+      Events.turnRecorded(target, { _tag: "streamReadCompleted" })
     ], 14, 1)
-    yield* same(promise, "the attempts after a new turn and the attempt's end", yield* succeeds(promise, "attempts", models.attempts(stream.streamId)), [
-      { ...attempt, state: "Succeeded", turn: { ...turn, waitingForFirstChunk: true, streamReadComplete: true }, updatedLsn: r6t.lsn[2] }
+    yield* same(promise, "the attempts after a new turn", yield* succeeds(promise, "attempts", models.attempts(stream.streamId)), [
+      { ...attempt, state: "Running", turn: { ...turn, waitingForFirstChunk: true, streamReadComplete: true }, updatedLsn: r3.lsn[0] }
+    ])
+    const r7t = yield* at([
+      Events.attemptTransitioned({ runId: "run-1", stepId: "build", attempt: 1, from: "Running", to: "Succeeded" })
+    ], 16, 1)
+    yield* same(promise, "the attempts after a transition alone (the turn carried over from the stored row)", yield* succeeds(promise, "attempts", models.attempts(stream.streamId)), [
+      { ...attempt, state: "Succeeded", turn: { ...turn, waitingForFirstChunk: true, streamReadComplete: true }, updatedLsn: r7t.lsn[0] }
     ])
 
     const r5 = yield* at([Events.intentAbandoned("i-2"), Events.leaseReleased(1)], 17, 1)

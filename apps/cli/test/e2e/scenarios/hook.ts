@@ -195,13 +195,23 @@ export const hookScenarios = (engine: Engine): void => {
       const written = new Set((await events(world, planned)).slice(before).map((record) => record.type))
       expect([...written].sort()).toEqual(["IntentDispatched", "IntentRecorded", "IntentResolved", "LeaseAcquired", "LeaseReleased", "TurnRecorded"])
 
-      // a new prompt starts the worker's next turn (clearing the last one's flags); a failed
-      // command counts as used and failed. Only what changes a flag is recorded: the denials after
-      // the first, the observer's calls and the Codex session's patch (the flag already set) are not.
+      // the worker's turn: its edit was used, its edit outside the scope rejected; the blocked stop
+      // sent it into a new turn, whose stream the allowed stop ended; a new prompt starts the next
+      // turn, and a failed command counts as used and failed. Only what changes a flag is recorded:
+      // the denials after the first, the observer's calls, the Codex session's patch (the flag
+      // already set) and the Codex stops (its session no longer held the lease) are not.
       expect((await hook(world, payload(world, "UserPromptSubmit.basic.json"))).stdout).toBe("")
       expect((await hook(world, payload(world, "PostToolUseFailure.Bash.json"))).code).toBe(0)
       const turns = (await events(world, planned)).slice(before).filter((record) => record.type === "TurnRecorded")
-      expect(turns.map((record) => record.event.turn._tag)).toEqual(["toolUsed", "toolRejected", "streamReadCompleted", "turnStarted", "toolUsed", "toolFailed"])
+      expect(turns.map((record) => record.event.turn._tag)).toEqual([
+        "toolUsed",
+        "toolRejected",
+        "turnStarted",
+        "streamReadCompleted",
+        "turnStarted",
+        "toolUsed",
+        "toolFailed"
+      ])
       expect(new Set(turns.map((record) => `${record.actor.id} ${record.event.stepId}#${record.event.attempt}`))).toEqual(new Set([`claude-code:${claudeSession} fix#1`]))
 
       // a call whose end is never reported (declined at Claude Code's own prompt) stays open until

@@ -1,9 +1,11 @@
 /**
  * What the PostgreSQL suites share: the server they use, a client on a schema of its own, the
- * skip when the server does not answer, and the count of queries every `pg` client of this process
- * sends while a function runs (ours through its pool, raw directly, a competitor through its own).
+ * skip when the server does not answer, the raw side's commit, and the count of queries every `pg`
+ * client of this process sends while a function runs (ours through its pool, raw directly, a
+ * competitor through its own).
  */
 import pg from "pg"
+import type { RawRow } from "../storage/events.js"
 import type { Skipped } from "./Pair.js"
 
 /** `RATCHET_DATABASE_URL`, or the local server of the developer guide. */
@@ -59,3 +61,29 @@ export const countQueries = async (f: () => Promise<void>): Promise<ReadonlyMap<
 
 /** How many queries a count holds. */
 export const totalOf = (queries: ReadonlyMap<string, number>): number => [...queries.values()].reduce((a, b) => a + b, 0)
+
+/**
+ * The raw side's commit: `rows` into the `ratchet_events` of `client`'s schema in one transaction
+ * (`BEGIN`, one multi-row INSERT, `COMMIT`).
+ */
+export const commitRows = async (client: pg.Client, rows: ReadonlyArray<RawRow>): Promise<void> => {
+  const values: Array<unknown> = []
+  const tuples: Array<string> = []
+  for (const row of rows) {
+    const at = values.length
+    tuples.push(`($${at + 1}, $${at + 2}, 'main', $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, $${at + 7}, $${at + 8}, $${at + 9})`)
+    values.push(row.lsn, row.streamId, row.version, row.type, row.typeVersion, row.payload, row.epoch, row.operationId, row.recordedAt)
+  }
+  await client.query("BEGIN")
+  try {
+    await client.query(
+      `INSERT INTO ratchet_events (lsn, stream_id, branch, version, type, type_version, payload, epoch, operation_id, recorded_at)
+       VALUES ${tuples.join(", ")}`,
+      values
+    )
+    await client.query("COMMIT")
+  } catch (error) {
+    await client.query("ROLLBACK")
+    throw error
+  }
+}

@@ -21,10 +21,10 @@ import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as crypto from "node:crypto"
 import type { Pair, Prepared, Skipped, Suite } from "../lib/Pair.js"
-import { connect, connectOrSkip, countQueries, databaseUrl, totalOf } from "../lib/postgres.js"
+import { commitRows, connect, connectOrSkip, countQueries, databaseUrl, totalOf } from "../lib/postgres.js"
 import { eventTableStatements } from "../storage/events.js"
 import * as Dbos from "./dbos.js"
-import { cursorOf, epoch, projectId, rawCommits, runningTask, type StepCursor, stepAppends } from "./steps.js"
+import { cursorOf, epoch, oursSteps, rawCommits, runningTask, type StepCursor, stepAppends } from "./steps.js"
 import { versions } from "./versions.js"
 
 /** @see the module comment */
@@ -56,32 +56,9 @@ export const suite: Suite = {
       const runtime = ManagedRuntime.make(PostgresStore.layer({ url, schema: schemas.ours, maxConnections: 4 }))
       closers.push(() => runtime.dispose())
       const store = await runtime.runPromise(EventStore.EventStore)
+      const ours = oursSteps((effect) => runtime.runPromise(effect), store)
+      const oursSide = ours.side
       let operation = 0
-      const streams = new Map<string, StepCursor>()
-      const cursor = async (name: string): Promise<StepCursor> => {
-        const existing = streams.get(name)
-        if (existing !== undefined) return existing
-        const task = runningTask(name)
-        let version = 0
-        for (const [index, append] of task.setup.entries()) {
-          await runtime.runPromise(store.append({ projectId, streamId: name, expectedVersion: version, epoch: append.epoch, operationId: `${name}-setup-${index}`, events: append.events }))
-          version += append.events.length
-        }
-        const created = cursorOf(task)
-        streams.set(name, created)
-        return created
-      }
-      const oursSide = (name: string) => async (_round: number, operations: number) => {
-        const stream = await cursor(name)
-        await runtime.runPromise(Effect.gen(function*() {
-          for (let i = 0; i < operations; i++) {
-            for (const events of stepAppends(stream)) {
-              yield* store.append({ projectId, streamId: name, expectedVersion: stream.version, epoch, operationId: `op-${name}-${operation++}`, events })
-              stream.version += events.length
-            }
-          }
-        }))
-      }
 
       // ---- raw: the same events in two transactions -------------------------------------------
       await admin.query(`CREATE SCHEMA ${schemas.raw}`)
@@ -100,31 +77,23 @@ export const suite: Suite = {
           for (const events of rawCommits(stepAppends(stream))) {
             const operationId = `op-${name}-${operation++}`
             const now = Date.now()
-            const values: Array<unknown> = []
-            const tuples: Array<string> = []
-            for (const event of events) {
-              const at = values.length
-              tuples.push(`($${at + 1}, $${at + 2}, 'main', $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, $${at + 7}, $${at + 8}, $${at + 9})`)
-              values.push(++rawLsn, name, ++stream.version, event._tag, event.version, JSON.stringify(event), epoch, operationId, now)
-            }
-            await raw.query("BEGIN")
-            try {
-              await raw.query(
-                `INSERT INTO ratchet_events (lsn, stream_id, branch, version, type, type_version, payload, epoch, operation_id, recorded_at)
-                 VALUES ${tuples.join(", ")}`,
-                values
-              )
-              await raw.query("COMMIT")
-            } catch (error) {
-              await raw.query("ROLLBACK")
-              throw error
-            }
+            await commitRows(raw, events.map((event) => ({
+              lsn: ++rawLsn,
+              streamId: name,
+              version: ++stream.version,
+              type: event._tag,
+              typeVersion: event.version,
+              payload: JSON.stringify(event),
+              epoch,
+              operationId,
+              recordedAt: now
+            })))
           }
         }
       }
 
       // ---- checks and counts -------------------------------------------------------------------
-      await cursor("count")
+      await ours.cursor("count")
       const oursQueries = totalOf(await countQueries(() => oursSide("count")(0, 1)))
       const rawQueries = totalOf(await countQueries(() => rawSide("count")(0, 1)))
       const stored = await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>

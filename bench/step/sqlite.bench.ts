@@ -20,44 +20,20 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as SqliteStore from "@ratchet/storage-sqlite/SqliteStore"
-import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import type { Pair, Prepared, Suite } from "../lib/Pair.js"
+import { type Engine, openRawLog, pragmasOf, prepareBySynchronous, type Synchronous } from "../lib/sqlite.js"
 import { count, total } from "../lib/statements.js"
-import { eventTableStatements } from "../storage/events.js"
 import * as EffectWorkflow from "./effectWorkflow.js"
 import * as LangGraph from "./langgraph.js"
-import { cursorOf, epoch, projectId, rawCommits, runningTask, type StepCursor, stepAppends } from "./steps.js"
+import { cursorOf, epoch, oursSteps, rawCommits, runningTask, type StepCursor, stepAppends } from "./steps.js"
 import { versions } from "./versions.js"
-
-type Synchronous = "FULL" | "NORMAL"
 
 const busyTimeoutMs = 5_000
 
-interface Engine {
-  readonly pairs: ReadonlyArray<Pair>
-  readonly facts: Record<string, string>
-  readonly close: () => Promise<void>
-}
-
 type Runtime = ManagedRuntime.ManagedRuntime<SqlClient.SqlClient | EventStore.EventStore, unknown>
-
-const pragmasOf = (runtime: Runtime) =>
-  runtime.runPromise(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const value = (pragma: string) =>
-      Effect.map(sql.unsafe<Record<string, unknown>>(`PRAGMA ${pragma}`), (rows) => String(Object.values(rows[0] ?? {})[0]))
-    return {
-      journal_mode: yield* value("journal_mode"),
-      synchronous: yield* value("synchronous"),
-      busy_timeout: yield* value("busy_timeout"),
-      wal_autocheckpoint: yield* value("wal_autocheckpoint")
-    }
-  }))
 
 const synchronousName = (value: string) => ({ "0": "OFF", "1": "NORMAL", "2": "FULL", "3": "EXTRA" })[value] ?? value
 
@@ -82,52 +58,25 @@ const engine = async (directory: string, synchronous: Synchronous): Promise<Engi
     )
     closers.push(() => runtime.dispose())
     const store = await runtime.runPromise(EventStore.EventStore)
-    const pragmas = await pragmasOf(runtime)
+    const pragmas = await pragmasOf(runtime, ["journal_mode", "synchronous", "busy_timeout", "wal_autocheckpoint"])
     if (pragmas.journal_mode !== "wal") throw new Error(`our store is not in WAL mode (${pragmas.journal_mode})`)
     const shared = { synchronous: pragmas.synchronous, busy_timeout: pragmas.busy_timeout }
 
     // ---- ours: the runner's four appends per step -------------------------------------------
+    const ours = oursSteps((effect) => runtime.runPromise(effect), store)
+    const oursSide = ours.side
     let operation = 0
-    const streams = new Map<string, StepCursor>()
-    const cursor = async (name: string): Promise<StepCursor> => {
-      const existing = streams.get(name)
-      if (existing !== undefined) return existing
-      const task = runningTask(name)
-      await runtime.runPromise(Effect.forEach(task.setup, (append, index) =>
-        store.append({ projectId, streamId: name, expectedVersion: task.setup.slice(0, index).reduce((n, a) => n + a.events.length, 0), epoch: append.epoch, operationId: `${name}-setup-${index}`, events: append.events }), { discard: true }))
-      const created = cursorOf(task)
-      streams.set(name, created)
-      return created
-    }
-    const oursSide = (name: string) => async (_round: number, operations: number) => {
-      const stream = await cursor(name)
-      await runtime.runPromise(Effect.gen(function*() {
-        for (let i = 0; i < operations; i++) {
-          for (const events of stepAppends(stream)) {
-            yield* store.append({ projectId, streamId: name, expectedVersion: stream.version, epoch, operationId: `op-${name}-${operation++}`, events })
-            stream.version += events.length
-          }
-        }
-      }))
-    }
 
     // ---- raw: the same events in two transactions ---------------------------------------------
-    const raw = new Database(path.join(directory, `raw-${synchronous}.db`))
+    const raw = openRawLog(path.join(directory, `raw-${synchronous}.db`), {
+      synchronous: pragmas.synchronous,
+      busy_timeout: pragmas.busy_timeout,
+      wal_autocheckpoint: pragmas.wal_autocheckpoint
+    })
     closers.push(() => {
       raw.close()
       return Promise.resolve()
     })
-    raw.pragma("journal_mode = WAL")
-    raw.pragma(`synchronous = ${pragmas.synchronous}`)
-    raw.pragma(`busy_timeout = ${pragmas.busy_timeout}`)
-    raw.pragma(`wal_autocheckpoint = ${pragmas.wal_autocheckpoint}`)
-    for (const statement of eventTableStatements("sqlite")) raw.exec(statement)
-    const insert = raw.prepare(
-      `INSERT INTO ratchet_events (lsn, stream_id, branch, version, type, type_version, payload, epoch, operation_id, recorded_at)
-       VALUES (?, ?, 'main', ?, ?, ?, ?, ?, ?, ?)`
-    )
-    const begin = raw.prepare("BEGIN IMMEDIATE")
-    const commit = raw.prepare("COMMIT")
     let rawLsn = 0
     const rawStreams = new Map<string, StepCursor>()
     const rawSide = (name: string) => (_round: number, operations: number) => {
@@ -140,16 +89,17 @@ const engine = async (directory: string, synchronous: Synchronous): Promise<Engi
         for (const events of rawCommits(stepAppends(stream))) {
           const operationId = `op-${name}-${operation++}`
           const now = Date.now()
-          begin.run()
-          try {
-            for (const event of events) {
-              insert.run(++rawLsn, name, ++stream.version, event._tag, event.version, JSON.stringify(event), epoch, operationId, now)
-            }
-            commit.run()
-          } catch (error) {
-            if (raw.inTransaction) raw.exec("ROLLBACK")
-            throw error
-          }
+          raw.commit(events.map((event) => ({
+            lsn: ++rawLsn,
+            streamId: name,
+            version: ++stream.version,
+            type: event._tag,
+            typeVersion: event.version,
+            payload: JSON.stringify(event),
+            epoch,
+            operationId,
+            recordedAt: now
+          })))
         }
       }
       return Promise.resolve()
@@ -168,7 +118,7 @@ const engine = async (directory: string, synchronous: Synchronous): Promise<Engi
     const effectWorkflowSide = (_round: number, operations: number) => workflow.run(`execution-${synchronous}-${execution++}`, operations)
 
     // ---- checks and counts, on streams and threads of their own ------------------------------
-    await cursor("count")
+    await ours.cursor("count")
     const oursStatements = await count(() => oursSide("count")(0, 1))
     const rawStatements = await count(() => rawSide("count")(0, 1))
     // Same bytes: the payloads our store kept for that step are the raw side's JSON of its events.
@@ -221,33 +171,9 @@ const engine = async (directory: string, synchronous: Synchronous): Promise<Engi
 /** @see the module comment */
 export const suite: Suite = {
   name: "Durable step (SQLite)",
-  prepare: async (): Promise<Prepared> => {
-    const directory = fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-bench-step-"))
-    const engines: Array<Engine> = []
-    try {
-      engines.push(await engine(directory, "FULL"))
-      engines.push(await engine(directory, "NORMAL"))
-    } catch (error) {
-      for (const opened of engines) await opened.close()
-      fs.rmSync(directory, { recursive: true, force: true })
-      throw error
-    }
-    const probe = new Database(":memory:")
-    const version = String((probe.prepare("SELECT sqlite_version() AS v").get() as { v: string }).v)
-    probe.close()
-    return {
-      _tag: "Prepared",
-      pairs: engines.flatMap((engine) => engine.pairs),
-      facts: {
-        "SQLite": version,
-        "versions": versions(["better-sqlite3", "@langchain/langgraph", "@langchain/langgraph-checkpoint-sqlite", "@effect/workflow", "@effect/cluster", "@effect/sql-sqlite-node"]),
-        "steps per round": "one workflow (LangGraph: one invocation) per round, of as many steps as the round has",
-        ...Object.assign({}, ...engines.map((engine) => engine.facts))
-      },
-      close: async () => {
-        for (const engine of engines) await engine.close()
-        fs.rmSync(directory, { recursive: true, force: true })
-      }
-    }
-  }
+  prepare: (): Promise<Prepared> =>
+    prepareBySynchronous("ratchet-bench-step-", engine, {
+      "versions": versions(["better-sqlite3", "@langchain/langgraph", "@langchain/langgraph-checkpoint-sqlite", "@effect/workflow", "@effect/cluster", "@effect/sql-sqlite-node"]),
+      "steps per round": "one workflow (LangGraph: one invocation) per round, of as many steps as the round has"
+    })
 }

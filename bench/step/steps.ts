@@ -29,6 +29,8 @@ import type * as Event from "@ratchet/kernel/Event"
 import * as Task from "@ratchet/kernel/Task"
 import * as Histories from "@ratchet/testkit/Histories"
 import * as TestEvents from "@ratchet/testkit/Events"
+import type * as EventStore from "@ratchet/storage/EventStore"
+import * as Effect from "effect/Effect"
 
 /** The project every stream of these pairs belongs to. */
 export const projectId = "bench"
@@ -172,3 +174,38 @@ export const rawCommits = (appends: ReadonlyArray<ReadonlyArray<Event.Event>>): 
   [...(appends[0] ?? []), ...(appends[1] ?? [])],
   [...(appends[2] ?? []), ...(appends[3] ?? [])]
 ]
+
+/**
+ * Our side of the durable-step pairs, on `store` (effects run by `run`): `cursor(name)` creates the
+ * running task of stream `name` once (its setup appends, untimed) and `side(name)` is the timed
+ * side, the runner's four appends per step.
+ */
+export const oursSteps = (run: <A, E>(effect: Effect.Effect<A, E>) => Promise<A>, store: EventStore.EventStore["Type"]) => {
+  let operation = 0
+  const streams = new Map<string, StepCursor>()
+  const cursor = async (name: string): Promise<StepCursor> => {
+    const existing = streams.get(name)
+    if (existing !== undefined) return existing
+    const task = runningTask(name)
+    let version = 0
+    for (const [index, append] of task.setup.entries()) {
+      await run(store.append({ projectId, streamId: name, expectedVersion: version, epoch: append.epoch, operationId: `${name}-setup-${index}`, events: append.events }))
+      version += append.events.length
+    }
+    const created = cursorOf(task)
+    streams.set(name, created)
+    return created
+  }
+  const side = (name: string) => async (_round: number, operations: number) => {
+    const stream = await cursor(name)
+    await run(Effect.gen(function*() {
+      for (let i = 0; i < operations; i++) {
+        for (const events of stepAppends(stream)) {
+          yield* store.append({ projectId, streamId: name, expectedVersion: stream.version, epoch, operationId: `op-${name}-${operation++}`, events })
+          stream.version += events.length
+        }
+      }
+    }))
+  }
+  return { cursor, side }
+}

@@ -43,6 +43,19 @@ export const attemptTransitioned = (index: number): Event.Event => ({
   to: "Running"
 })
 
+/** One row of `ratchet_events`, as the raw side writes it. */
+export interface RawRow {
+  readonly lsn: number
+  readonly streamId: string
+  readonly version: number
+  readonly type: string
+  readonly typeVersion: number
+  readonly payload: string
+  readonly epoch: number | null
+  readonly operationId: string
+  readonly recordedAt: number
+}
+
 /** The `ratchet_events` table and its index, from the migration itself, for a dialect. */
 export const eventTableStatements = (dialect: Migrations.Dialect): ReadonlyArray<string> => {
   const statements = Migrations.migrations[0]?.statements[dialect] ?? []

@@ -17,7 +17,7 @@ import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as crypto from "node:crypto"
 import type { Pair, Prepared, Skipped, Suite } from "../lib/Pair.js"
-import { connect, connectOrSkip, countQueries, databaseUrl, totalOf } from "../lib/postgres.js"
+import { commitRows, connect, connectOrSkip, countQueries, databaseUrl, totalOf } from "../lib/postgres.js"
 import { appendRequest, eventTableStatements, attemptTransitioned, type StreamCursor, taskCreated } from "./events.js"
 
 /** @see the module comment */
@@ -91,26 +91,18 @@ export const suite: Suite = {
       for (let i = 0; i < operations; i++) {
         const request = appendRequest(stream, eventsPerAppend, `${name}-${operation++}`)
         const now = Date.now()
-        const values: Array<unknown> = []
-        const tuples: Array<string> = []
         let version = request.expectedVersion
-        for (const event of request.events) {
-          const at = values.length
-          tuples.push(`($${at + 1}, $${at + 2}, 'main', $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, NULL, $${at + 7}, $${at + 8})`)
-          values.push(++rawLsn, request.streamId, ++version, event._tag, event.version, JSON.stringify(event), request.operationId, now)
-        }
-        await raw.query("BEGIN")
-        try {
-          await raw.query(
-            `INSERT INTO ratchet_events (lsn, stream_id, branch, version, type, type_version, payload, epoch, operation_id, recorded_at)
-             VALUES ${tuples.join(", ")}`,
-            values
-          )
-          await raw.query("COMMIT")
-        } catch (error) {
-          await raw.query("ROLLBACK")
-          throw error
-        }
+        await commitRows(raw, request.events.map((event) => ({
+          lsn: ++rawLsn,
+          streamId: request.streamId,
+          version: ++version,
+          type: event._tag,
+          typeVersion: event.version,
+          payload: JSON.stringify(event),
+          epoch: null,
+          operationId: request.operationId,
+          recordedAt: now
+        })))
       }
     }
 

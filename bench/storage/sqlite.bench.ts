@@ -15,40 +15,15 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as SqliteStore from "@ratchet/storage-sqlite/SqliteStore"
-import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import type { Pair, Prepared, Suite } from "../lib/Pair.js"
+import { type Engine, openRawLog, pragmasOf, prepareBySynchronous, type Synchronous } from "../lib/sqlite.js"
 import { count, total } from "../lib/statements.js"
-import { appendRequest, eventTableStatements, attemptTransitioned, type StreamCursor, taskCreated } from "./events.js"
-
-type Synchronous = "FULL" | "NORMAL"
+import { appendRequest, attemptTransitioned, type StreamCursor, taskCreated } from "./events.js"
 
 const busyTimeoutMs = 5_000
-
-interface Engine {
-  readonly pairs: ReadonlyArray<Pair>
-  readonly facts: Record<string, string>
-  readonly close: () => Promise<void>
-}
-
-const pragmasOf = (runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>) =>
-  runtime.runPromise(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const value = (pragma: string) =>
-      Effect.map(sql.unsafe<Record<string, unknown>>(`PRAGMA ${pragma}`), (rows) => String(Object.values(rows[0] ?? {})[0]))
-    return {
-      journal_mode: yield* value("journal_mode"),
-      synchronous: yield* value("synchronous"),
-      busy_timeout: yield* value("busy_timeout"),
-      page_size: yield* value("page_size"),
-      wal_autocheckpoint: yield* value("wal_autocheckpoint"),
-      foreign_keys: yield* value("foreign_keys")
-    }
-  }))
 
 /** Fails unless our store wrote, for the first timed event of `streamId`, the bytes the raw side inserts. */
 const sameBytes = async (runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>, streamId: string) => {
@@ -64,22 +39,15 @@ const engine = async (directory: string, synchronous: Synchronous): Promise<Engi
     SqliteStore.layer({ directory, filename: `ours-${synchronous}.db`, synchronous, busyTimeoutMs })
   )
   const store = await runtime.runPromise(EventStore.EventStore)
-  const pragmas = await pragmasOf(runtime)
+  const pragmas = await pragmasOf(runtime, ["journal_mode", "synchronous", "busy_timeout", "page_size", "wal_autocheckpoint", "foreign_keys"])
   if (pragmas.journal_mode !== "wal") throw new Error(`our store is not in WAL mode (${pragmas.journal_mode})`)
 
-  const raw = new Database(path.join(directory, `raw-${synchronous}.db`))
-  raw.pragma("journal_mode = WAL")
-  raw.pragma(`synchronous = ${pragmas.synchronous}`)
-  raw.pragma(`busy_timeout = ${pragmas.busy_timeout}`)
-  raw.pragma(`wal_autocheckpoint = ${pragmas.wal_autocheckpoint}`)
-  raw.pragma(`foreign_keys = ${pragmas.foreign_keys}`)
-  for (const statement of eventTableStatements("sqlite")) raw.exec(statement)
-  const insert = raw.prepare(
-    `INSERT INTO ratchet_events (lsn, stream_id, branch, version, type, type_version, payload, epoch, operation_id, recorded_at)
-     VALUES (?, ?, 'main', ?, ?, ?, ?, NULL, ?, ?)`
-  )
-  const begin = raw.prepare("BEGIN IMMEDIATE")
-  const commit = raw.prepare("COMMIT")
+  const raw = openRawLog(path.join(directory, `raw-${synchronous}.db`), {
+    synchronous: pragmas.synchronous,
+    busy_timeout: pragmas.busy_timeout,
+    wal_autocheckpoint: pragmas.wal_autocheckpoint,
+    foreign_keys: pragmas.foreign_keys
+  })
   let rawLsn = 0
 
   const streams = new Map<string, StreamCursor>()
@@ -122,22 +90,22 @@ const engine = async (directory: string, synchronous: Synchronous): Promise<Engi
     for (let i = 0; i < operations; i++) {
       const request = appendRequest(stream, eventsPerAppend, `${name}-${operation++}`)
       const now = Date.now()
-      begin.run()
-      try {
-        let version = request.expectedVersion
-        for (const event of request.events) {
-          // A hand-written store would serialise the event as it is; the bytes equal ours (checked below).
-          insert.run(++rawLsn, request.streamId, ++version, event._tag, event.version, JSON.stringify(event), request.operationId, now)
-        }
-        commit.run()
-      } catch (error) {
-        if (raw.inTransaction) raw.exec("ROLLBACK")
-        throw error
-      }
+      let version = request.expectedVersion
+      // A hand-written store would serialise the event as it is; the bytes equal ours (checked below).
+      raw.commit(request.events.map((event) => ({
+        lsn: ++rawLsn,
+        streamId: request.streamId,
+        version: ++version,
+        type: event._tag,
+        typeVersion: event.version,
+        payload: JSON.stringify(event),
+        epoch: null,
+        operationId: request.operationId,
+        recordedAt: now
+      })))
     }
     return Promise.resolve()
   }
-
 
   // The statements one append issues on each side (BEGIN and COMMIT included), on streams of their own.
   const statements: Record<string, string> = {}
@@ -190,31 +158,5 @@ const engine = async (directory: string, synchronous: Synchronous): Promise<Engi
 /** @see the module comment */
 export const suite: Suite = {
   name: "SQLite",
-  prepare: async (): Promise<Prepared> => {
-    const directory = fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-bench-sqlite-"))
-    const engines: Array<Engine> = []
-    try {
-      engines.push(await engine(directory, "FULL"))
-      engines.push(await engine(directory, "NORMAL"))
-    } catch (error) {
-      for (const opened of engines) await opened.close()
-      fs.rmSync(directory, { recursive: true, force: true })
-      throw error
-    }
-    const probe = new Database(":memory:")
-    const version = String((probe.prepare("SELECT sqlite_version() AS v").get() as { v: string }).v)
-    probe.close()
-    return {
-      _tag: "Prepared",
-      pairs: engines.flatMap((engine) => engine.pairs),
-      facts: {
-        "SQLite": version,
-        ...Object.assign({}, ...engines.map((engine) => engine.facts))
-      },
-      close: async () => {
-        for (const engine of engines) await engine.close()
-        fs.rmSync(directory, { recursive: true, force: true })
-      }
-    }
-  }
+  prepare: (): Promise<Prepared> => prepareBySynchronous("ratchet-bench-sqlite-", engine)
 }

@@ -104,13 +104,17 @@ export const loadTouched = (
       }
     }
     const attempts = new Map<string, ReadModel.AttemptRow>()
-    for (const key of attemptKeys.values()) {
+    // One read for all of them (a batch may name many attempts), in chunks far below both engines'
+    // bound-parameter limits.
+    for (const part of chunks([...attemptKeys.values()])) {
+      const { sql } = db
       const found = yield* rows(
         db,
         operation,
-        db.sql`SELECT stream_id, branch, run_id, step_id, attempt, state, turn, updated_lsn FROM ratchet_attempts
-          WHERE stream_id = ${streamId} AND branch = ${branch} AND run_id = ${key.runId} AND step_id = ${key.stepId}
-          AND attempt = ${key.attempt}`
+        sql`SELECT stream_id, branch, run_id, step_id, attempt, state, turn, updated_lsn FROM ratchet_attempts
+          WHERE stream_id = ${streamId} AND branch = ${branch} AND ${
+          sql.or(part.map((key) => sql.and([sql`run_id = ${key.runId}`, sql`step_id = ${key.stepId}`, sql`attempt = ${key.attempt}`])))
+        }`
       )
       for (const row of found) {
         const attempt = yield* decodeAttempt(operation, row)

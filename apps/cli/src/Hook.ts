@@ -200,6 +200,9 @@ const ended = (event: HostEvent.HostEvent & { readonly _tag: "ToolCallCompleted"
     const task = selection.task
     const turn = TurnReport.eventsOf(event, allow)
     const intent = event.call.id !== null && ToolIntent.isSideEffect(event.call) ? event.call.id : null
+    // Not a worker's call: no step awaits one and the session holds no lease (taking one now would
+    // only keep the runner out). A call it made while a step awaited was closed with that step.
+    if (task.awaiting === null && !ownsLease(task, event.session)) return
     if (intent === null && (!ownsLease(task, event.session) || turnNews(task, turn).length === 0)) return
     const standing = yield* HostSession.attend(task, event.session)
     // Another owner holds the lease (it took over a lapsed one): its recovery decides the call.

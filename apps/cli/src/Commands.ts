@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as path from "node:path"
+import type * as ApproverKey from "@ratchet/controller/ApproverKey"
 import * as ContractFile from "@ratchet/controller/ContractFile"
 import * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
@@ -16,7 +17,6 @@ import * as HostAdapter from "@ratchet/host/HostAdapter"
 import * as Stats from "@ratchet/controller/Stats"
 import * as Verify from "@ratchet/controller/Verify"
 import type * as Digest from "@ratchet/kernel/Digest"
-import type * as Event from "@ratchet/kernel/Event"
 import * as KernelEvent from "@ratchet/kernel/Event"
 import type * as Spec from "@ratchet/kernel/Spec"
 import * as Task from "@ratchet/kernel/Task"
@@ -25,7 +25,11 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import type { OptionSpec, Parsed, PositionalSpec } from "./Args.js"
+import * as Signed from "@ratchet/controller/Signed"
+import * as Approval from "./Approval.js"
+import * as Approvers from "./ApproverCommands.js"
+import { type CommandSpec, type Env, invocation, leaseEpoch, ok, type Outcome, str, taskArg, writtenJson, writtenText } from "./Command.js"
+import type { Parsed } from "./Args.js"
 import * as Hook from "./Hook.js"
 import * as HookSettings from "./HookSettings.js"
 import * as Render from "./Render.js"
@@ -34,96 +38,7 @@ import * as Store from "./Store.js"
 import * as Terminal from "./Terminal.js"
 import * as VerifyRender from "./VerifyRender.js"
 
-/**
- * What a command is run with.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Env {
-  readonly cwd: string
-  readonly json: boolean
-  readonly style: Render.Style
-  readonly actor: Event.Actor
-  readonly write: (text: string) => void
-}
-
-/**
- * A finished command: its exit code (0, or 3 for a HOLD reported as a result), its JSON document
- * and its text. `null` text/json when the command streamed its output already.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Outcome {
-  /** 0, 2, 3; a command that hands the terminal to the runner passes the runner's code on. */
-  readonly exit: number
-  readonly json: Record<string, unknown> | null
-  readonly text: string | null
-}
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface CommandSpec {
-  /** The words that name it: `task create`, `brief ask`, `lease show`. */
-  readonly name: string
-  /** The synopsis as typed, e.g. `ratchet brief <task> ask <text> [--blocking]`. */
-  readonly usage: string
-  readonly summary: string
-  readonly description: string
-  readonly positionals: ReadonlyArray<PositionalSpec>
-  readonly options: Readonly<Record<string, OptionSpec>>
-  readonly examples: ReadonlyArray<string>
-  /** `project`: runs against the located project's controller; `standalone`: opens what it needs. */
-  readonly needs: "project" | "standalone"
-  readonly run: (parsed: Parsed, env: Env) => Effect.Effect<Outcome, unknown, Controller.Controller>
-}
-
-const taskArg: PositionalSpec = { name: "task", description: "The task id (ratchet task list shows them)", required: true }
-
-const leaseEpoch: Readonly<Record<string, OptionSpec>> = {
-  "lease-epoch": {
-    type: "string",
-    valueName: "<n>",
-    integer: { min: 1, max: 2 ** 31 - 1 },
-    description: "Write under the lease you hold at this epoch (from ratchet lease acquire); without it a leased task refuses writes."
-  }
-}
-
-const ok = (json: Record<string, unknown>, text: string): Outcome => ({ exit: 0, json, text })
-
-const str = (parsed: Parsed, name: string): string => {
-  const value = parsed.positionals[name] ?? parsed.options[name]
-  return typeof value === "string" ? value : ""
-}
-
-const invocation = (parsed: Parsed, env: Env): Controller.Invocation => {
-  const epoch = parsed.options["lease-epoch"]
-  return typeof epoch === "number" ? { actor: env.actor, leaseEpoch: epoch } : { actor: env.actor }
-}
-
-/** The text after a write: what changed, the task's state and its next step. */
-const writtenText = (written: Controller.Written, env: Env, headline: string): string => {
-  const lines = [`${headline}`, `${written.task.taskId}: ${env.style.bold(written.task.state)}`]
-  if (written.events.length === 0) lines.push(env.style.dim("(nothing changed)"))
-  for (const warning of written.warnings) lines.push(env.style.yellow(`warning: ${warning}`))
-  lines.push(`next: ${Render.visible(written.task.next)}`)
-  return lines.join("\n")
-}
-
-const writtenJson = (written: Controller.Written, extra: Record<string, unknown> = {}) => ({
-  ...extra,
-  taskId: written.task.taskId,
-  state: written.task.state,
-  events: written.events,
-  firstLsn: written.firstLsn,
-  lastLsn: written.lastLsn,
-  projection: written.projection,
-  warnings: written.warnings,
-  task: written.task
-})
+export type { CommandSpec, Env, Outcome } from "./Command.js"
 
 const controller = Controller.Controller
 
@@ -167,31 +82,6 @@ const checkCompletionFault = (): Effect.Effect<void, ControllerError.InvalidRequ
       })
     )
 }
-
-/** Asks the person to type the confirmation of `digest`; a mismatch approves nothing. */
-const confirm = (subject: Controller.ApprovalSubject, env: Env) =>
-  Effect.gen(function*() {
-    process.stderr.write(
-      // Control characters are shown, never obeyed: a spec must not be able to redraw the screen
-      // and hide what is being approved.
-      `\n${subject.subject === "resolution" ? "You are deciding about a step" : `You are approving the ${subject.subject}`} of task ${subject.taskId}:\n\n${Render.visible(subject.text.trimEnd())}\n\ndigest ${subject.digest}\n`
-    )
-    const expected = Controller.confirmationOf(subject.digest)
-    const typed = yield* Terminal.ask(`Type the first ${Controller.confirmationLength} hex characters of the digest to approve (anything else cancels): `)
-    if (typed === null || typed.trim().toLowerCase() !== expected) {
-      return yield* new ControllerError.InvalidRequest({
-        field: "confirmation",
-        reason: typed === null ? "no confirmation was typed." : `"${typed.trim().slice(0, 20)}" does not match the digest; nothing was approved.`,
-        fix: subject.subject === "resolution"
-          ? `Run the same ratchet unblock ${subject.taskId} --resolve … again and type the first ${Controller.confirmationLength} characters after "sha256:".`
-          : subject.subject === "reopen"
-          ? `Run ratchet reopen ${subject.taskId} again and type the first ${Controller.confirmationLength} characters after "sha256:".`
-          : `Run ratchet approve ${subject.taskId} ${subject.subject} again and type the first ${Controller.confirmationLength} characters after "sha256:".`
-      })
-    }
-    void env
-    return subject.digest
-  })
 
 /** The host adapters `ratchet hook <host>` answers for. */
 const adapters: Readonly<Record<string, HostAdapter.HostAdapter>> = { [ClaudeCode.name]: ClaudeCode.adapter, [Codex.name]: Codex.adapter }
@@ -384,7 +274,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet approve <task> restatement|spec|plan",
     summary: "Approve the restatement, the spec or the plan (interactive)",
     description:
-      "Shows what is approved and its digest, and asks you to type the digest's first 8 hex characters (the 8 after sha256:); anything else approves nothing. Needs an interactive terminal: without one the result is HOLD (exit 3) with reason approval_requires_terminal. Only a person approves: an actor other than user:… (RATCHET_ACTOR) is a HOLD too. The receipt records the digest, you, the channel and the time.",
+      "Shows what is approved and its digest, asks you to type the digest's first 8 hex characters (the 8 after sha256:; anything else approves nothing), then your approval key's passphrase: the receipt (the digest, you, the channel, the time) is signed with your key, and only a receipt signed by one of the project's approvers counts (ratchet approver init makes and registers your key). Needs an interactive terminal: without one, or without a key, the result is HOLD (exit 3) with the reason (approval_requires_terminal, receipt_unsigned). RATCHET_ACTOR does not make anyone a person: the key does.",
     positionals: [taskArg, { name: "subject", description: "What to approve", required: true, choices: ["restatement", "spec", "plan"] }],
     options: { ...leaseEpoch },
     examples: ["ratchet approve t-3f9a1c2b spec"],
@@ -395,14 +285,14 @@ export const commands: ReadonlyArray<CommandSpec> = [
           const taskId = str(parsed, "task")
           const subject = str(parsed, "subject") as "restatement" | "spec" | "plan"
           const shown = yield* c.approvalSubject(taskId, subject)
-          const channel = Terminal.channel()
-          // Off a terminal, or for an actor who is not a person, nobody is asked: the kernel's gate
-          // refuses the receipt and says why.
-          const digest = channel === "terminal" && env.actor.kind === "user" ? yield* confirm(shown, env) : shown.digest
-          const written = yield* c.approve(taskId, { subject, digest, channel }, invocation(parsed, env))
+          // Off a terminal, or without a key, nobody is asked: the kernel's gate refuses the
+          // unsigned receipt and says why.
+          const { channel, digest, signer } = yield* Approval.give(shown)
+          const written = yield* c.approve(taskId, { subject, digest, channel }, invocation(parsed, env, signer))
           return ok(writtenJson(written, { subject, digest }), writtenText(written, env, `Approved the ${subject} ${digest}`))
         }))
   },
+  ...Approvers.commands,
   {
     name: "preflight",
     usage: "ratchet preflight <task>",
@@ -493,8 +383,8 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet verify <task> [--ac <ids>]",
     summary: "Verify the acceptance criteria against the run's frozen episode (VERIFYING)",
     description: [
-      "Runs every verifier that applies to each acceptance criterion (all of them, or those named by --ac), in the workspace: the command verifier runs verify.command with its timeout and records the exit code, the output as blobs and the tree it ran against; a junit report is read case by case; artifacts are hashed; a manual criterion asks you, on an interactive terminal, what you observed. Each criterion gets a verdict, PASS, FAIL, INDETERMINATE or NOT_RUN, with its evidence, the spec digest and you as the verifier of record; a command that cannot start is NOT_RUN, never FAIL, and INDETERMINATE never counts as PASS.",
-      "The pass concludes over every verdict of this episode: APPROVED when the completion gate is CLEAR (then ratchet done); REVISE when a required criterion FAILED (the steps behind it get successor attempts within the retry budget and the task is RUNNING again: revise the work, then ratchet run; with the budget spent it BLOCKS for a reopen); BLOCKED (missing_evidence) when a check did not conclude (NOT_RUN, INDETERMINATE); HELD when verdicts are still missing: a criterion not yet verified, a manual criterion with no terminal to ask, or only the worker's own verdicts (self-verification); the task stays VERIFYING for another pass. The identity that did the run's steps cannot be the verifier of record.",
+      "Runs every verifier that applies to each acceptance criterion (all of them, or those named by --ac), in the workspace: the command verifier runs verify.command with its timeout and records the exit code, the output as blobs and the tree it ran against; a junit report is read case by case; artifacts are hashed; a manual criterion asks you, on an interactive terminal, what you observed. Each criterion gets a verdict, PASS, FAIL, INDETERMINATE or NOT_RUN, with its evidence, the spec digest and you as the verifier of record; a command that cannot start is NOT_RUN, never FAIL, and INDETERMINATE never counts as PASS. On a terminal it first asks your approval key's passphrase and signs every verdict with your key: only verdicts signed by one of the project's approvers count (off a terminal, or without a key, they are recorded unsigned and the pass concludes HELD).",
+      "The pass concludes over every counted verdict of this episode: APPROVED when the completion gate is CLEAR (then ratchet done); REVISE when a required criterion FAILED (the steps behind it get successor attempts within the retry budget and the task is RUNNING again: revise the work, then ratchet run; with the budget spent it BLOCKS for a reopen); BLOCKED (missing_evidence) when a check did not conclude (NOT_RUN, INDETERMINATE); HELD when verdicts are still missing: a criterion not yet verified, a manual criterion with no terminal to ask, unsigned verdicts, or only verdicts of someone who worked on the run as themselves (a manual step they marked done); the task stays VERIFYING for another pass. Starting the runner does not make you its steps' worker: you may verify what the runner did.",
       "Exit 0 for APPROVED, 3 for REVISE, BLOCKED or HELD, 4 when the task left VERIFYING while the verifiers ran (cancelled, rewound): the pass is then reported and not recorded."
     ].join(" "),
     positionals: [taskArg],
@@ -508,15 +398,21 @@ export const commands: ReadonlyArray<CommandSpec> = [
       Effect.flatMap(controller, (c) =>
         Effect.gen(function*() {
           const acs = yield* acList(parsed)
-          if (!env.json) env.write(`Verifying ${str(parsed, "task")} as ${env.actor.kind}:${Render.visible(env.actor.id)}\n`)
+          // The verifier of record signs the pass: their key is unlocked before any check runs.
+          const signer = Terminal.channel() === "terminal" ? (yield* Approval.unlock("sign this pass's verdicts")) ?? undefined : undefined
+          const by = invocation(parsed, env, signer)
+          const person = Signed.personOf(by)
+          if (!env.json) {
+            env.write(`Verifying ${str(parsed, "task")} as ${person.kind}:${Render.visible(person.id)}${signer === undefined ? env.style.yellow(" (unsigned: these verdicts will not count; verify on a terminal with your approval key)") : ""}\n`)
+          }
           const result = yield* Verify.verify({
             taskId: str(parsed, "task"),
             acs,
-            invocation: invocation(parsed, env),
+            invocation: by,
             onProgress: (event) => Effect.sync(() => {
               if (!env.json) env.write(VerifyRender.progress(event, env.style))
             })
-          }).pipe(Effect.provide(Layer.merge(Store.verification(c.project), VerifyRender.observer(env.actor))))
+          }).pipe(Effect.provide(Layer.merge(Store.verification(c.project), VerifyRender.observer(person))))
           const exit = result.notRecorded !== null ? 4 : result.conclusion.outcome === "APPROVED" ? 0 : 3
           return {
             exit,
@@ -526,6 +422,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
               branch: result.branch,
               snapshotLsn: result.snapshotLsn,
               outcome: result.conclusion.outcome,
+              signed: signer !== undefined,
               recorded: result.notRecorded === null,
               recordedLsn: result.recordedLsn,
               notRecorded: result.notRecorded,
@@ -749,7 +646,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet reopen <task> --reason <text>",
     summary: "Reopen the contract (from PREFLIGHT, RUNNING, VERIFYING, BLOCKED or FAILED)",
     description:
-      "Moves the task to REOPENED, from where the spec is revised or the interview resumed. Out of FAILED it needs your confirmation on an interactive terminal, recorded as a receipt like an approval.",
+      "Moves the task to REOPENED, from where the spec is revised or the interview resumed. Out of FAILED it needs your confirmation on an interactive terminal and your approval key's passphrase, recorded as a signed receipt like an approval.",
     positionals: [taskArg],
     options: { reason: { type: "string", required: true, valueName: "<text>", description: "What must change." }, ...leaseEpoch },
     examples: ["ratchet reopen t-3f9a1c2b --reason \"src/legacy does not exist; the scope was wrong\""],
@@ -760,13 +657,13 @@ export const commands: ReadonlyArray<CommandSpec> = [
           const taskId = str(parsed, "task")
           const view = yield* c.status(taskId)
           let confirmation: { readonly digest: Digest.Digest; readonly channel: string } | undefined
+          let signer: ApproverKey.Signer | undefined
           if (view.state === "FAILED") {
-            const shown = yield* c.approvalSubject(taskId, "reopen")
-            const channel = Terminal.channel()
-            const digest = channel === "terminal" && env.actor.kind === "user" ? yield* confirm(shown, env) : shown.digest
-            confirmation = { digest, channel }
+            const given = yield* Approval.give(yield* c.approvalSubject(taskId, "reopen"))
+            confirmation = { digest: given.digest, channel: given.channel }
+            signer = given.signer
           }
-          const written = yield* c.reopen(taskId, { reason: str(parsed, "reason"), confirmation }, invocation(parsed, env))
+          const written = yield* c.reopen(taskId, { reason: str(parsed, "reason"), confirmation }, invocation(parsed, env, signer))
           return ok(writtenJson(written), writtenText(written, env, "Reopened"))
         }))
   },
@@ -775,8 +672,8 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet unblock <task> --to RUNNING|VERIFYING --resolution <text> | ratchet unblock <task> --resolve <step> succeeded|failed",
     summary: "Resolve a blocked task, or settle a step whose outcome is unknown",
     description: [
-      "Back to RUNNING, or to VERIFYING only when the missing evidence or dependency is supplied with no code change. When the contract must change, use ratchet reopen.",
-      "With --resolve: a step whose side effect was dispatched and whose runner died before recording the outcome is Indeterminate, and the task BLOCKED until a person decides. Check whether the effect happened, then settle it: succeeded (the step counts as done) or failed (a successor attempt runs it again). This is your decision, typed on an interactive terminal and recorded as a receipt; the task goes back to RUNNING."
+      "Back to RUNNING, or to VERIFYING only when the missing evidence or dependency is supplied with no code change. When the contract must change, use ratchet reopen. A blocker only a person lifts (a scope violation, a decision the run asked for) needs your confirmation on an interactive terminal and your approval key's passphrase: the receipt is signed.",
+      "With --resolve: a step whose side effect was dispatched and whose runner died before recording the outcome is Indeterminate, and the task BLOCKED until a person decides. Check whether the effect happened, then settle it: succeeded (the step counts as done) or failed (a successor attempt runs it again). This is your decision, typed on an interactive terminal and signed with your approval key; the task goes back to RUNNING."
     ].join(" "),
     positionals: [taskArg, { name: "outcome", description: "With --resolve: what happened", required: false, choices: ["succeeded", "failed"] }],
     options: {
@@ -804,10 +701,8 @@ export const commands: ReadonlyArray<CommandSpec> = [
             if (parsed.options["to"] !== undefined || parsed.options["resolution"] !== undefined) {
               return yield* usage("--resolve", "--resolve settles a step and always returns to RUNNING; --to and --resolution do not apply.", `ratchet unblock ${taskId} --resolve ${step} ${outcome}`)
             }
-            const shown = yield* c.settlementSubject(taskId, step, outcome)
-            const channel = Terminal.channel()
-            const digest = channel === "terminal" && env.actor.kind === "user" ? yield* confirm(shown, env) : shown.digest
-            const written = yield* c.settle(taskId, { stepId: step, outcome, confirmation: { digest, channel } }, invocation(parsed, env))
+            const { channel, digest, signer } = yield* Approval.give(yield* c.settlementSubject(taskId, step, outcome))
+            const written = yield* c.settle(taskId, { stepId: step, outcome, confirmation: { digest, channel } }, invocation(parsed, env, signer))
             return ok(writtenJson(written, { settled: { stepId: step, outcome } }), writtenText(written, env, `Step ${step} settled as ${outcome}`))
           }
           if (outcome !== undefined) {
@@ -818,7 +713,14 @@ export const commands: ReadonlyArray<CommandSpec> = [
           if (typeof to !== "string" || typeof resolution !== "string") {
             return yield* usage(typeof to !== "string" ? "--to" : "--resolution", "unblock needs --to and --resolution (or --resolve <step> succeeded|failed).", `ratchet unblock ${taskId} --to RUNNING --resolution "…"`)
           }
-          const written = yield* c.unblock(taskId, { to: to as "RUNNING" | "VERIFYING", resolution }, invocation(parsed, env))
+          // A blocker only a person lifts is lifted with their signed confirmation.
+          const shown = yield* c.unblockSubject(taskId, to as "RUNNING" | "VERIFYING")
+          const given = shown === null ? null : yield* Approval.give(shown)
+          const written = yield* c.unblock(
+            taskId,
+            { to: to as "RUNNING" | "VERIFYING", resolution, confirmation: given === null ? undefined : { digest: given.digest, channel: given.channel } },
+            invocation(parsed, env, given?.signer)
+          )
           return ok(writtenJson(written), writtenText(written, env, "Unblocked"))
         }))
   },
@@ -827,7 +729,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet rewind <task> --to <lsn>",
     summary: "Fork the task's history at an earlier position and continue from there",
     description:
-      "From PAUSED, BLOCKED, FAILED or VERIFYING (no step runs), by a person at an interactive terminal: forks the task's current branch at the event with that LSN into a new branch (rewind-1, rewind-2, …), and the task lives on it from now: its state is what it was right after that event. The LSN must end an append (events written together are kept or dropped together), and a step whose outcome awaits a decision must be settled first. Nothing is deleted: the old branch stays readable with ratchet log <task> --branch <name>. A rewind to the middle of a step is recovered like a crash when the run continues: a side effect already dispatched is never re-run silently.",
+      "From PAUSED, BLOCKED, FAILED or VERIFYING (no step runs), by a person at an interactive terminal who confirms it and signs it with their approval key (recorded on the new branch as TaskRewound): forks the task's current branch at the event with that LSN into a new branch (rewind-1, rewind-2, …), and the task lives on it from now: its state is what it was right after that event. The LSN must end an append (events written together are kept or dropped together), and a step whose outcome awaits a decision must be settled first. Nothing is deleted: the old branch stays readable with ratchet log <task> --branch <name>. A rewind to the middle of a step is recovered like a crash when the run continues: a side effect already dispatched is never re-run silently.",
     positionals: [taskArg],
     options: {
       to: { type: "string", required: true, valueName: "<lsn>", integer: { min: 1, max: Number.MAX_SAFE_INTEGER }, description: "The LSN of the last event to keep (see ratchet log)." },
@@ -837,7 +739,11 @@ export const commands: ReadonlyArray<CommandSpec> = [
     needs: "project",
     run: (parsed, env) =>
       Effect.flatMap(controller, (c) =>
-        Effect.map(c.rewind(str(parsed, "task"), parsed.options["to"] as number, invocation(parsed, env), Terminal.channel()), (written) =>
+        Effect.map(
+          Effect.flatMap(c.rewindSubject(str(parsed, "task"), parsed.options["to"] as number), (shown) =>
+            Effect.flatMap(Approval.give(shown), ({ channel, digest, signer }) =>
+              c.rewind(str(parsed, "task"), parsed.options["to"] as number, invocation(parsed, env, signer), { digest, channel }))),
+          (written) =>
           ok(
             writtenJson(written, { branch: written.branch, parent: written.parent, atLsn: written.atLsn }),
             `${writtenText(written, env, `Rewound to LSN ${written.atLsn}: now on branch ${written.branch} (forked from ${written.parent})`)}\nthe old history: ratchet log ${written.task.taskId} --branch ${written.parent}`

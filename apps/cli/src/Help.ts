@@ -124,7 +124,7 @@ export const reference = (): string =>
  * @since 0.1.0
  * @category constants
  */
-export const groups: ReadonlyArray<string> = ["task", "brief", "step", "lease", "hooks"]
+export const groups: ReadonlyArray<string> = ["task", "brief", "step", "approver", "lease", "hooks"]
 
 /**
  * `ratchet help brief`, `ratchet lease --help`: the commands of a group, with their synopsis.

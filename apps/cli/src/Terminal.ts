@@ -1,11 +1,17 @@
 /**
- * The interactive terminal an approval needs. An approval is typed by a person: both standard
- * input and standard error (where the prompt goes, so `--json` keeps stdout one document) must be
- * a terminal. Anything else (a pipe, a file, an agent's tool call) is not a channel an approval can
- * come from, and the kernel's gate says HOLD `approval_requires_terminal`.
+ * The interactive terminal a person's acts need. An approval, a settlement, a rewind or a manual
+ * observation is typed by a person: both standard input and standard error (where the prompts go,
+ * so `--json` keeps stdout one document) must be a terminal. Anything else (a pipe, a file, an
+ * agent's tool call) is not a channel such an act can come from, and the kernel's gate says HOLD
+ * `approval_requires_terminal`.
  *
- * This is a guard against an agent approving by accident or on instruction, not against a hostile
- * process of the same user, which can fake a terminal (see the threat model in the docs).
+ * A terminal alone proves little: a process of the same user can fake one (`script` gives it a
+ * pseudo-terminal). What makes the act the person's is the signature made with their approval key,
+ * whose passphrase is asked here with the echo off ({@link askSecret}) and never kept.
+ *
+ * Every prompt of a process reads from one line reader, opened on first use and closed by
+ * {@link close}, so what a person typed ahead (the digest's characters, then the passphrase) is
+ * never lost between two prompts.
  *
  * @since 0.1.0
  */
@@ -21,54 +27,115 @@ import * as Effect from "effect/Effect"
 export const channel = (): "terminal" | "non-interactive" =>
   process.stdin.isTTY === true && process.stderr.isTTY === true ? "terminal" : "non-interactive"
 
+interface Session {
+  readonly rl: readline.Interface
+  /** Lines typed before anyone asked for them. */
+  readonly queued: Array<string>
+  waiting: ((line: string | null) => void) | null
+  closed: boolean
+  /** While a secret is typed, nothing the reader would echo is written. */
+  muted: boolean
+}
+
+let session: Session | null = null
+
+const open = (): Session => {
+  if (session !== null) return session
+  const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true })
+  const opened: Session = { rl, queued: [], waiting: null, closed: false, muted: false }
+  // readline echoes what it reads through this method; a secret is read with it silenced.
+  const write = (rl as unknown as { _writeToOutput: (text: string) => void })._writeToOutput.bind(rl)
+  ;(rl as unknown as { _writeToOutput: (text: string) => void })._writeToOutput = (text: string) => {
+    if (!opened.muted) write(text)
+  }
+  rl.on("line", (line) => {
+    const waiting = opened.waiting
+    if (waiting === null) opened.queued.push(line)
+    else {
+      opened.waiting = null
+      waiting(line)
+    }
+  })
+  rl.on("close", () => {
+    opened.closed = true
+    const waiting = opened.waiting
+    opened.waiting = null
+    waiting?.(null)
+  })
+  session = opened
+  return opened
+}
+
+const nextLine = (prompt: string, secret: boolean): Effect.Effect<string | null> =>
+  Effect.async<string | null>((resume) => {
+    const current = open()
+    process.stderr.write(prompt)
+    const queued = current.queued.shift()
+    if (queued !== undefined) {
+      if (secret) process.stderr.write("\n")
+      resume(Effect.succeed(queued))
+      return
+    }
+    if (current.closed) {
+      resume(Effect.succeed(null))
+      return
+    }
+    current.muted = secret
+    current.waiting = (line) => {
+      current.muted = false
+      if (secret) process.stderr.write("\n")
+      resume(Effect.succeed(line))
+    }
+    return Effect.sync(() => {
+      current.muted = false
+      current.waiting = null
+    })
+  })
+
 /**
  * Asks one line on the terminal (prompt on stderr); `null` when input ends first.
  *
  * @since 0.1.0
  * @category prompts
  */
-export const ask = (prompt: string): Effect.Effect<string | null> =>
-  Effect.async<string | null>((resume) => {
-    const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true })
-    let answered = false
-    rl.question(prompt, (line) => {
-      answered = true
-      rl.close()
-      resume(Effect.succeed(line))
-    })
-    rl.on("close", () => {
-      if (!answered) resume(Effect.succeed(null))
-    })
-    return Effect.sync(() => rl.close())
-  })
+export const ask = (prompt: string): Effect.Effect<string | null> => nextLine(prompt, false)
 
 /**
- * Asks several lines in a row on one terminal session, so what a person typed ahead is not lost
- * between the prompts. `next` sees each answer and gives the following prompt, or `null` to stop.
- * Resolves to the answers given (fewer when input ends first, or `next` stopped).
+ * Asks one line without showing what is typed (a passphrase); `null` when input ends first.
+ *
+ * @since 0.2.0
+ * @category prompts
+ */
+export const askSecret = (prompt: string): Effect.Effect<string | null> => nextLine(prompt, true)
+
+/**
+ * Asks several lines in a row. `next` sees each answer and gives the following prompt, or `null`
+ * to stop. Resolves to the answers given (fewer when input ends first, or `next` stopped).
  *
  * @since 0.1.0
  * @category prompts
  */
 export const askSeries = (first: string, next: (answer: string, index: number) => string | null): Effect.Effect<ReadonlyArray<string>> =>
-  Effect.async<ReadonlyArray<string>>((resume) => {
-    const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true })
+  Effect.gen(function*() {
     const answers: Array<string> = []
-    let done = false
-    const finish = () => {
-      if (done) return
-      done = true
-      rl.close()
-      resume(Effect.succeed(answers))
+    let prompt: string | null = first
+    while (prompt !== null) {
+      const line: string | null = yield* ask(prompt)
+      if (line === null) break
+      answers.push(line)
+      prompt = next(line, answers.length - 1)
     }
-    const ask = (prompt: string) =>
-      rl.question(prompt, (line) => {
-        answers.push(line)
-        const following = next(line, answers.length - 1)
-        if (following === null) finish()
-        else ask(following)
-      })
-    rl.on("close", finish)
-    ask(first)
-    return Effect.sync(() => rl.close())
+    return answers
   })
+
+/**
+ * Closes the line reader, if a prompt opened it, so the process can end.
+ *
+ * @since 0.2.0
+ * @category prompts
+ */
+export const close = (): void => {
+  if (session === null) return
+  session.rl.close()
+  session = null
+}

@@ -21,6 +21,7 @@ import * as Commands from "./Commands.js"
 import * as Help from "./Help.js"
 import * as Render from "./Render.js"
 import * as Store from "./Store.js"
+import * as Terminal from "./Terminal.js"
 
 declare const __RATCHET_VERSION__: string | undefined
 
@@ -198,6 +199,8 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
       spec.run(parsed, env).pipe(Effect.provide(Store.controller(project))))
 
   const exit = await Effect.runPromiseExit(program)
+  // A prompt may have opened the terminal's line reader; it would keep the process alive.
+  Terminal.close()
   if (Exit.isSuccess(exit)) {
     const outcome = exit.value
     if (json && outcome.json !== null) print(JSON.stringify({ ok: outcome.exit === 0, command: spec.name, exitCode: outcome.exit, ...outcome.json }))

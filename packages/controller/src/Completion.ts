@@ -26,7 +26,6 @@ import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as Owner from "@ratchet/lease/Owner"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
-import * as Verification from "@ratchet/verifier/Verification"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -35,6 +34,7 @@ import type * as Controller from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Episode from "./Episode.js"
 import * as Projection from "./Projection.js"
+import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as RunReport from "./RunReport.js"
 import * as TaskBranch from "./TaskBranch.js"
 import * as VerificationReport from "./VerificationReport.js"
@@ -81,7 +81,7 @@ const staleEvidence = (task: Task.Task, episode: Episode.Episode) =>
   Effect.gen(function*() {
     const project = yield* Project
     if (task.spec === null) return null
-    const counted = Verification.counted(episode.verdicts, task.spec.digest, episode.view.workers)
+    const counted = Episode.counted(task, episode, yield* ProjectApprovers.authority(task.projectId))
     const evidence = yield* VerificationReport.loadAll([...counted.values()].flatMap((verdict) => verdict.evidenceRefs))
     const observed = yield* WorkTree.observe(project.root)
     const tree = { head: observed.head, dirtyDigest: WorkTree.dirtyDigest(observed) }
@@ -156,7 +156,8 @@ export const complete = (options: {
       Effect.gen(function*() {
         const evidence = yield* VerificationReport.loadAll(episode.verdicts.flatMap((verdict) => verdict.evidenceRefs))
         const runMd = yield* RunReport.render(task, branch)
-        const written = yield* Projection.write(project.root, task, runMd, VerificationReport.render(task, episode, evidence))
+        const authority = yield* ProjectApprovers.authority(projectId)
+        const written = yield* Projection.write(project.root, task, runMd, VerificationReport.render(task, episode, evidence, authority))
         return written.directory as string
       }).pipe(Effect.catchAll((error) =>
         Effect.sync(() => {
@@ -193,7 +194,7 @@ export const complete = (options: {
           reconciled,
           completedLsn,
           // The verdicts the completion rests on (as the completion record holds them).
-          verdicts: task.spec === null ? [] : [...Verification.counted(episode.verdicts, task.spec.digest, episode.view.workers).values()],
+          verdicts: [...Episode.counted(task, episode, yield* ProjectApprovers.authority(projectId)).values()],
           projection,
           warnings
         } satisfies Result
@@ -218,7 +219,11 @@ export const complete = (options: {
       const episode = yield* Episode.current(task, branch)
       const at = yield* Clock.currentTimeMillis
       // 1. The gate.
-      const decided = Task.decide({ _tag: "Complete", actor: invocation.actor, at, verdicts: episode.verdicts, workers: episode.view.workers }, task)
+      const authority = yield* ProjectApprovers.authority(projectId)
+      const decided = Task.decide(
+        { _tag: "Complete", actor: invocation.actor, at, verdicts: episode.verdicts, workers: episode.view.workers, authority },
+        task
+      )
       if (Either.isLeft(decided)) return yield* decided.left
       // Current evidence: every command the verdicts rest on ran against the tree that is here now.
       const stale = yield* staleEvidence(task, episode)

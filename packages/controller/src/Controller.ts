@@ -15,8 +15,11 @@
  *
  * @since 0.1.0
  */
+import type * as Approvers from "@ratchet/kernel/Approvers"
+import * as Authority from "@ratchet/kernel/Authority"
 import * as Digest from "@ratchet/kernel/Digest"
 import type * as Event from "@ratchet/kernel/Event"
+import * as Gate from "@ratchet/kernel/Gate"
 import * as KernelPlan from "@ratchet/kernel/Plan"
 import * as KernelSpec from "@ratchet/kernel/Spec"
 import * as Task from "@ratchet/kernel/Task"
@@ -35,14 +38,19 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as ApproverCommands from "./ApproverCommands.js"
+import type * as ApproverKey from "./ApproverKey.js"
 import * as ContractFile from "./ContractFile.js"
 import * as ControllerError from "./ControllerError.js"
+import * as Episode from "./Episode.js"
 import * as Explain from "./Explain.js"
 import * as Preflight from "./Preflight.js"
+import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as Projection from "./Projection.js"
 import * as RunReport from "./RunReport.js"
 import * as RunRequest from "./RunRequest.js"
 import * as RunState from "./RunState.js"
+import * as Signed from "./Signed.js"
 import * as TaskBranch from "./TaskBranch.js"
 import * as TaskView from "./TaskView.js"
 import * as WorkTree from "./WorkTree.js"
@@ -65,6 +73,13 @@ export class Project extends Context.Tag("@ratchet/controller/Project")<Project,
 export interface Invocation {
   readonly actor: Event.Actor
   readonly leaseEpoch?: number | undefined
+  /**
+   * The person's unlocked approval key, for the person-only acts of this invocation (approvals,
+   * reopening a FAILED task, settling a step, lifting a person's blocker, rewinding). Such an act
+   * is recorded as the key's approver (`user:<id>`), whatever `actor` says; without a key its
+   * receipt is unsigned, and the kernel's gate holds it.
+   */
+  readonly signer?: ApproverKey.Signer | undefined
 }
 
 /**
@@ -90,7 +105,7 @@ export interface Written {
  */
 export interface ApprovalSubject {
   readonly taskId: string
-  readonly subject: "restatement" | "spec" | "plan" | "reopen" | "resolution"
+  readonly subject: "restatement" | "spec" | "plan" | "reopen" | "resolution" | "unblock" | "rewind"
   readonly digest: Digest.Digest
   /** The thing approved, as text: the restatement, or the rendered spec or plan. */
   readonly text: string
@@ -133,6 +148,19 @@ export type WriteError =
   | EventStore.AppendError
 
 /**
+ * What a change of the project's approvers can fail with.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type ApproverError =
+  | ControllerError.InvalidRequest
+  | Approvers.ChainError
+  | EventStore.AppendError
+  | EventStore.InvalidRequest
+  | StorageError
+
+/**
  * @since 0.1.0
  * @category models
  */
@@ -167,7 +195,10 @@ export interface Service {
    * What approving `subject` would approve, to show before asking for the confirmation; the
    * kernel's refusal when the task's state allows no such approval (nothing is shown then).
    */
-  readonly approvalSubject: (taskId: string, subject: Exclude<ApprovalSubject["subject"], "resolution">) => Effect.Effect<ApprovalSubject, ReadError | Task.Refused>
+  readonly approvalSubject: (
+    taskId: string,
+    subject: Exclude<ApprovalSubject["subject"], "resolution" | "unblock" | "rewind">
+  ) => Effect.Effect<ApprovalSubject, ReadError | Task.Refused>
   /**
    * Records a receipt for `subject` at `digest` (the one the person was shown) on `channel`; the
    * kernel judges it (only a user on a terminal, only the current digest).
@@ -266,9 +297,22 @@ export interface Service {
     input: { readonly reason: string; readonly confirmation?: { readonly digest: Digest.Digest; readonly channel: string } | undefined },
     invocation: Invocation
   ) => Effect.Effect<Written, WriteError>
+  /**
+   * What lifting the task's blockers to `to` would approve, when one of them only a person lifts
+   * (a scope violation, a decision: `Gate.personalBlockers`); `null` when none is.
+   */
+  readonly unblockSubject: (taskId: string, to: "RUNNING" | "VERIFYING") => Effect.Effect<ApprovalSubject | null, ReadError>
+  /**
+   * Back to RUNNING or VERIFYING; a blocker only a person lifts needs their `confirmation` of the
+   * {@link Service.unblockSubject} digest, signed with their key.
+   */
   readonly unblock: (
     taskId: string,
-    input: { readonly to: "RUNNING" | "VERIFYING"; readonly resolution: string },
+    input: {
+      readonly to: "RUNNING" | "VERIFYING"
+      readonly resolution: string
+      readonly confirmation?: { readonly digest: Digest.Digest; readonly channel: string } | undefined
+    },
     invocation: Invocation
   ) => Effect.Effect<Written, WriteError | Preflight.PreflightError>
   /** The gate as this caller would meet it: `leaseEpoch` is the lease it presents, if any. */
@@ -279,21 +323,40 @@ export interface Service {
   ) => Effect.Effect<Explain.Explanation, ReadError | Preflight.PreflightError>
   /** The task's branches and which one it lives on. */
   readonly branches: (taskId: string) => Effect.Effect<{ readonly current: string; readonly branches: ReadonlyArray<EventStore.Branch> }, ReadError>
+  /** What rewinding to `toLsn` approves: the task, the branch it leaves and the position kept. */
+  readonly rewindSubject: (taskId: string, toLsn: number) => Effect.Effect<ApprovalSubject, ReadError | Task.Refused>
   /**
    * Forks the task's current branch at `toLsn` into a new branch the task lives on from now (from
-   * PAUSED, BLOCKED, FAILED or VERIFYING); the old branch stays readable.
+   * PAUSED, BLOCKED, FAILED or VERIFYING); the old branch stays readable. A person's act: the
+   * `confirmation` of the {@link Service.rewindSubject} digest, on a terminal, signed with an
+   * approver's key, and recorded on the new branch (`TaskRewound`).
    */
   readonly rewind: (
     taskId: string,
     toLsn: number,
     invocation: Invocation,
-    /** How the person is reached: only `terminal` may rewind. */
-    channel: string
+    confirmation: { readonly digest: Digest.Digest; readonly channel: string }
   ) => Effect.Effect<Written & { readonly branch: string; readonly parent: string; readonly atLsn: number }, WriteError | EventStore.BranchExists>
   readonly log: (taskId: string, branch?: string) => Effect.Effect<
     Stream.Stream<EventStore.StoredEvent, EventStore.BranchNotFound | EventStore.InvalidRequest | StorageError>,
     ReadError
   >
+  /** The project's approvers (`ratchet approver …`): see `ApproverCommands`. */
+  readonly approvers: {
+    readonly list: Effect.Effect<ApproverCommands.Listing, EventStore.InvalidRequest | StorageError>
+    readonly writeBack: Effect.Effect<void, EventStore.InvalidRequest | StorageError | Projection.ProjectionError>
+    readonly register: (signer: ApproverKey.Signer) => Effect.Effect<
+      { readonly registered: boolean; readonly approver: Approvers.Approver; readonly warnings: ReadonlyArray<string> },
+      ApproverError
+    >
+    readonly add: (signer: ApproverKey.Signer, approver: Approvers.Approver) => Effect.Effect<{ readonly warnings: ReadonlyArray<string> }, ApproverError>
+    readonly remove: (signer: ApproverKey.Signer, id: string) => Effect.Effect<{ readonly warnings: ReadonlyArray<string> }, ApproverError>
+    readonly adoption: Effect.Effect<ApproverCommands.Adoption, ApproverError>
+    readonly trust: (
+      actor: Event.Actor,
+      confirmedHead: string | null
+    ) => Effect.Effect<{ readonly taken: number; readonly approvers: ReadonlyArray<Approvers.Approver> }, ApproverError>
+  }
   readonly lease: {
     readonly show: (taskId: string) => Effect.Effect<LeaseManager.Observation, ReadError>
     /** Refused (`terminal_state`) on a terminal task. */
@@ -691,7 +754,12 @@ export const make: Effect.Effect<
     const digest = (subject === "restatement" ? task.brief.restatement?.digest : subject === "spec" ? task.spec?.digest : task.plan?.digest) ??
       (`sha256:${"0".repeat(64)}` as Digest.Digest)
     const actor: Event.Actor = { kind: "user", id: "approval-probe" }
-    const probe = { actor, at, receipt: receipt(subject, digest, "terminal", actor, at) }
+    const probe = {
+      actor,
+      at,
+      receipt: { subject, digest, actor, channel: "terminal", at, signature: null },
+      authority: { projectId, approvers: [], verify: () => false }
+    }
     const decision = Task.decide(
       subject === "restatement"
         ? { _tag: "ApproveRestatement", ...probe }
@@ -735,26 +803,51 @@ export const make: Effect.Effect<
       }
     })
 
-  const receipt = (subject: Event.ReceiptSubject, digest: Digest.Digest, channel: string, actor: Event.Actor, at: number): Event.Receipt => ({
-    subject,
-    digest,
-    actor,
-    channel,
-    at
-  })
+  /** Whom the project trusts now, as the store recorded it (the authority every gate is given). */
+  const authority = ProjectApprovers.authority(projectId).pipe(Effect.provideService(EventStore.EventStore, store))
+
+  const personOf = Signed.personOf
+
+  /** A receipt of this project, signed with the invocation's key when it carries one (`Signed.receipt`). */
+  const receipt = (
+    taskId: string,
+    revision: number | null,
+    input: { readonly subject: Event.ReceiptSubject; readonly digest: Digest.Digest; readonly channel: string },
+    invocation: Invocation,
+    at: number
+  ): Event.Receipt => Signed.receipt(projectId, taskId, revision, input, invocation, at)
+
+  /** A person-only act that needs no receipt in the kernel is refused here unless it is signed. */
+  const requireSigned = (taskId: string, what: string, given: Event.Receipt, fix: string) =>
+    Effect.flatMap(authority, (trusted) => {
+      const standing = Authority.ofReceipt(trusted, taskId, null, given)
+      return standing._tag === "Signed"
+        ? Effect.void
+        : Effect.fail(
+          new ControllerError.InvalidRequest({
+            field: "approval key",
+            reason: Authority.explain(what, standing),
+            fix: trusted.approvers.length === 0
+              ? `This project has no approvers yet: create your approval key and register it (ratchet approver init), then ${fix}`
+              : `${fix[0]?.toUpperCase() ?? ""}${fix.slice(1)}, in a terminal, with your approval key's passphrase.`
+          })
+        )
+    })
 
   const approve: Service["approve"] = (taskId, input, invocation) =>
-    command(taskId, invocation, (_task, meta) => {
-      const given = receipt(input.subject, input.digest, input.channel, meta.actor, meta.at)
-      switch (input.subject) {
-        case "restatement":
-          return { _tag: "ApproveRestatement", ...meta, receipt: given }
-        case "spec":
-          return { _tag: "ApproveSpec", ...meta, receipt: given }
-        case "plan":
-          return { _tag: "ApprovePlan", ...meta, receipt: given }
-      }
-    })
+    Effect.flatMap(authority, (trusted) =>
+      command(taskId, { ...invocation, actor: personOf(invocation) }, (task, meta) => {
+        const revision = input.subject === "spec" ? task.spec?.revision ?? null : input.subject === "plan" ? task.plan?.revision ?? null : null
+        const given = receipt(taskId, revision, input, invocation, meta.at)
+        switch (input.subject) {
+          case "restatement":
+            return { _tag: "ApproveRestatement", ...meta, receipt: given, authority: trusted }
+          case "spec":
+            return { _tag: "ApproveSpec", ...meta, receipt: given, authority: trusted }
+          case "plan":
+            return { _tag: "ApprovePlan", ...meta, receipt: given, authority: trusted }
+        }
+      }))
 
   const pause: Service["pause"] = (taskId, reason, invocation) =>
     Effect.flatMap(
@@ -1057,12 +1150,14 @@ export const make: Effect.Effect<
       }
     })
 
-  const settle: Service["settle"] = (taskId, input, invocation) =>
-    write(taskId, invocation, (aggregate, at) =>
+  const settle: Service["settle"] = (taskId, input, given) =>
+    write(taskId, { ...given, actor: personOf(given) }, (aggregate, at) =>
       Effect.gen(function*() {
+        const invocation = { ...given, actor: personOf(given) }
         const task = aggregate as Task.Task
         const found = yield* unsettled(task, input.stepId)
         const digest = settlementDigest(taskId, found.intentId, input.outcome)
+        const fix = `run ratchet unblock ${taskId} --resolve ${input.stepId} ${input.outcome} and type the digest's first ${confirmationLength} characters`
         if (invocation.actor.kind !== "user" || input.confirmation.channel !== "terminal" || input.confirmation.digest !== digest) {
           return yield* new ControllerError.InvalidRequest({
             field: "--resolve",
@@ -1071,9 +1166,19 @@ export const make: Effect.Effect<
               : input.confirmation.channel !== "terminal"
               ? "settling an Indeterminate step needs your confirmation on an interactive terminal."
               : "the confirmation does not match this decision (the task moved since it was shown).",
-            fix: `Run ratchet unblock ${taskId} --resolve ${input.stepId} ${input.outcome} in a terminal and type the digest's first ${confirmationLength} characters.`
+            fix: `${fix[0]?.toUpperCase()}${fix.slice(1)}, in a terminal.`
           })
         }
+        const resolution = receipt(taskId, null, { subject: "resolution", digest, channel: input.confirmation.channel }, given, at)
+        yield* requireSigned(taskId, "The settlement", resolution, fix)
+        const trusted = yield* authority
+        const lifted = receipt(
+          taskId,
+          null,
+          { subject: "unblock", digest: Gate.unblockDigest(taskId, "RUNNING", task.blockers), channel: input.confirmation.channel },
+          given,
+          at
+        )
         const outcome = input.outcome === "succeeded" ? "Succeeded" as const : "Failed" as const
         const meta = { version: 1 as const, actor: invocation.actor, at }
         const { attempts, intents } = yield* runRows(task)
@@ -1083,12 +1188,13 @@ export const make: Effect.Effect<
           {
             _tag: "IntentSettled",
             ...meta,
+            version: 2,
             intentId: found.intentId,
             runId: found.runId,
             stepId: input.stepId,
             attempt: found.attempt,
             outcome,
-            receipt: receipt("resolution", digest, input.confirmation.channel, invocation.actor, at)
+            receipt: resolution
           },
           {
             _tag: "Unblock",
@@ -1097,7 +1203,9 @@ export const make: Effect.Effect<
             to: "RUNNING",
             resolution: `step ${input.stepId} settled as ${input.outcome} by ${invocation.actor.id}`,
             codeChanged: false,
-            pendingSteps
+            pendingSteps,
+            receipt: lifted,
+            authority: trusted
           }
         ] satisfies ReadonlyArray<Task.Command | Event.Event>
       }))
@@ -1189,10 +1297,12 @@ export const make: Effect.Effect<
             : [{ _tag: "LeaseReleased", version: 1, actor: invocation.actor, at, epoch: invocation.leaseEpoch }]
       ))
 
-  const reopen: Service["reopen"] = (taskId, input, invocation) =>
-    Effect.flatMap(requireText("--reason", input.reason, `Say what must change: ratchet reopen ${taskId} --reason "…"`), (reason) =>
-      write(taskId, invocation, (aggregate, at) => {
+  const reopen: Service["reopen"] = (taskId, input, given) =>
+    Effect.flatMap(Effect.zip(requireText("--reason", input.reason, `Say what must change: ratchet reopen ${taskId} --reason "…"`), authority), ([reason, trusted]) =>
+      write(taskId, given, (aggregate, at) => {
         const task = aggregate as Task.Task
+        // Out of FAILED the reopen is a person's act (their signed receipt); otherwise anyone's.
+        const invocation = input.confirmation === undefined ? given : { ...given, actor: personOf(given) }
         const reopened: Task.Command = {
           _tag: "Reopen",
           actor: invocation.actor,
@@ -1200,7 +1310,8 @@ export const make: Effect.Effect<
           reason,
           receipt: input.confirmation === undefined
             ? null
-            : receipt("reopen", input.confirmation.digest, input.confirmation.channel, invocation.actor, at)
+            : receipt(taskId, null, { subject: "reopen", ...input.confirmation }, given, at),
+          authority: trusted
         }
         // A reopen ends the run: what it left open is closed first (a refused reopen writes nothing).
         return Effect.map(closingOf(task, at), (closing): ReadonlyArray<Task.Command | Event.Event> => [
@@ -1246,9 +1357,31 @@ export const make: Effect.Effect<
       return now.head !== boundary.head || WorkTree.dirtyDigest(now) !== boundary.dirtyDigest
     })
 
-  const unblock: Service["unblock"] = (taskId, input, invocation) =>
-    Effect.flatMap(requireText("--resolution", input.resolution, "Say what resolved the blocker."), (resolution) =>
-      command(taskId, invocation, (task, meta) =>
+  /** The text and digest a person confirms to lift `blockers` to `to`. */
+  const unblockShown = (task: Task.Task, to: "RUNNING" | "VERIFYING"): ApprovalSubject => ({
+    taskId: task.taskId,
+    subject: "unblock",
+    digest: Gate.unblockDigest(task.taskId, to, task.blockers),
+    text: [
+      `Lift what blocks task ${task.taskId} and return it to ${to}:`,
+      "",
+      ...task.blockers.map((blocker) => `  ${blocker.category}: ${blocker.requiredAction}`),
+      "",
+      task.blockers.some((blocker) => blocker.category === "scope_violation")
+        ? "You accept the change outside the approved scope (or confirm it was undone)."
+        : "You confirm the decision the run asked for."
+    ].join("\n")
+  })
+
+  const unblockSubject: Service["unblockSubject"] = (taskId, to) =>
+    Effect.map(summaryOf(taskId), (summary) =>
+      summary.task.state === "BLOCKED" && summary.task.blockers.some((blocker) => Gate.personalBlockers.includes(blocker.category))
+        ? unblockShown(summary.task, to)
+        : null)
+
+  const unblock: Service["unblock"] = (taskId, input, given) =>
+    Effect.flatMap(Effect.zip(requireText("--resolution", input.resolution, "Say what resolved the blocker."), authority), ([resolution, trusted]) =>
+      command(taskId, input.confirmation === undefined ? given : { ...given, actor: personOf(given) }, (task, meta) =>
         Effect.gen(function*() {
           // A step whose effect's outcome nobody knows is settled by a person first: unblocking
           // around it would leave the run with a step it may neither re-run nor count as done.
@@ -1262,7 +1395,10 @@ export const make: Effect.Effect<
           }
           const pendingSteps = yield* pendingStepsOf(task)
           const codeChanged = yield* codeChangedOf(task)
-          return { _tag: "Unblock", ...meta, to: input.to, resolution, codeChanged, pendingSteps } satisfies Task.Command
+          const lifted = input.confirmation === undefined
+            ? null
+            : receipt(taskId, null, { subject: "unblock", ...input.confirmation }, given, meta.at)
+          return { _tag: "Unblock", ...meta, to: input.to, resolution, codeChanged, pendingSteps, receipt: lifted, authority: trusted } satisfies Task.Command
         })))
 
   const gate: Service["gate"] = (taskId, to, options) =>
@@ -1271,7 +1407,20 @@ export const make: Effect.Effect<
       const observation = yield* leases.observe(key(taskId))
       const pendingSteps = yield* pendingStepsOf(summary.task)
       const codeChanged = summary.task.state === "BLOCKED" ? yield* codeChangedOf(summary.task) : false
+      // A completion is explained on the verdicts `ratchet done` would decide on.
+      const episode = summary.task.state === "VERIFYING"
+        ? yield* Episode.current(summary.task, summary.branch).pipe(
+          Effect.map((found) => ({ runId: found.runId, verdicts: found.verdicts, workers: found.view.workers })),
+          Effect.provideService(EventStore.EventStore, store),
+          Effect.catchTags({
+            "@ratchet/controller/InvalidRequest": () => Effect.succeed(undefined),
+            "@ratchet/storage/BranchNotFound": () => Effect.succeed(undefined)
+          })
+        )
+        : undefined
       return Explain.explain(summary.task, to, {
+        authority: yield* authority,
+        episode,
         now: yield* Clock.currentTimeMillis,
         // The caller holds the lease only when it presents the held epoch (as its writes would).
         leaseHeld: observation.status !== "free" && options?.leaseEpoch !== undefined && observation.epoch === options.leaseEpoch,
@@ -1290,20 +1439,15 @@ export const make: Effect.Effect<
       return { current: summary.branch, branches: all }
     })
 
-  const rewind: Service["rewind"] = (taskId, toLsn, invocation, channel) =>
+  /**
+   * Why the task cannot be rewound to `toLsn` now, checked before a person is asked to confirm it:
+   * the state (no step may be running), the position (an earlier event that ends an append), and
+   * no step awaiting a person's settlement.
+   */
+  const rewindable = (summary: ReadModel.TaskSummary, toLsn: number) =>
     Effect.gen(function*() {
-      const summary = yield* summaryOf(taskId)
       const task = summary.task
-      // Going back may redo side effects and undo decisions: a person's act, at a terminal.
-      if (invocation.actor.kind !== "user" || channel !== "terminal") {
-        return yield* new ControllerError.InvalidRequest({
-          field: "rewind",
-          reason: invocation.actor.kind !== "user"
-            ? `a rewind is a person's decision; ${invocation.actor.kind}:${invocation.actor.id} cannot make it.`
-            : "a rewind needs you at an interactive terminal.",
-          fix: `Run ratchet rewind ${taskId} --to ${toLsn} yourself, in a terminal.`
-        })
-      }
+      const taskId = task.taskId
       if (task.state !== "PAUSED" && task.state !== "BLOCKED" && task.state !== "FAILED" && task.state !== "VERIFYING") {
         return yield* new Task.Refused({
           code: Task.isTerminal(task.state) ? "terminal_state" : "forbidden_transition",
@@ -1312,10 +1456,6 @@ export const make: Effect.Effect<
           reason: `a task is rewound from PAUSED, BLOCKED, FAILED or VERIFYING (where no step runs); this one is ${task.state}.`,
           action: Task.nextStep(task)
         })
-      }
-      const lease = yield* models.lease(projectId, taskId)
-      if (lease !== null && lease.held && invocation.leaseEpoch !== lease.epoch) {
-        return yield* heldLease(taskId, invocation.leaseEpoch ?? null, lease)
       }
       if (!Number.isInteger(toLsn) || toLsn < 1 || toLsn >= summary.lastLsn) {
         return yield* new ControllerError.InvalidRequest({
@@ -1347,6 +1487,59 @@ export const make: Effect.Effect<
           fix: `Pick the last LSN of an append from: ratchet log ${taskId} --json (events of one append share an operationId)`
         })
       }
+    })
+
+  /** What a person confirms to rewind: bound to the task, the branch it leaves, its head and the LSN kept. */
+  const rewindShown = (summary: ReadModel.TaskSummary, toLsn: number): ApprovalSubject => ({
+    taskId: summary.streamId,
+    subject: "rewind",
+    digest: Digest.ofCanonical(JSON.stringify({ rewind: { taskId: summary.streamId, branch: summary.branch, lastLsn: summary.lastLsn, toLsn } })),
+    text: [
+      `Rewind task ${summary.streamId} (${summary.task.state}) to LSN ${toLsn}.`,
+      `The events after it (up to LSN ${summary.lastLsn}) stay on branch ${summary.branch}, readable with ratchet log ${summary.streamId} --branch ${summary.branch};`,
+      "the task continues on a new branch from the state it had right after that event."
+    ].join("\n")
+  })
+
+  const rewindSubject: Service["rewindSubject"] = (taskId, toLsn) =>
+    Effect.gen(function*() {
+      const summary = yield* summaryOf(taskId)
+      yield* rewindable(summary, toLsn)
+      return rewindShown(summary, toLsn)
+    })
+
+  const rewind: Service["rewind"] = (taskId, toLsn, invocation, confirmation) =>
+    Effect.gen(function*() {
+      const summary = yield* summaryOf(taskId)
+      // Going back may redo side effects and undo decisions: a person's act, at a terminal,
+      // signed with their approval key.
+      const person = personOf(invocation)
+      const fix = `run ratchet rewind ${taskId} --to ${toLsn} yourself`
+      if (person.kind !== "user" || confirmation.channel !== "terminal") {
+        return yield* new ControllerError.InvalidRequest({
+          field: "rewind",
+          reason: person.kind !== "user"
+            ? `a rewind is a person's decision; ${person.kind}:${person.id} cannot make it.`
+            : "a rewind needs you at an interactive terminal.",
+          fix: `Run ratchet rewind ${taskId} --to ${toLsn} yourself, in a terminal.`
+        })
+      }
+      const lease = yield* models.lease(projectId, taskId)
+      if (lease !== null && lease.held && invocation.leaseEpoch !== lease.epoch) {
+        return yield* heldLease(taskId, invocation.leaseEpoch ?? null, lease)
+      }
+      yield* rewindable(summary, toLsn)
+      const shown = rewindShown(summary, toLsn)
+      if (confirmation.digest !== shown.digest) {
+        return yield* new ControllerError.InvalidRequest({
+          field: "confirmation",
+          reason: "the confirmation does not match this rewind (the task moved since it was shown).",
+          fix: `Run ratchet rewind ${taskId} --to ${toLsn} again.`
+        })
+      }
+      const at = yield* Clock.currentTimeMillis
+      const signed = receipt(taskId, null, { subject: "rewind", digest: shown.digest, channel: confirmation.channel }, invocation, at)
+      yield* requireSigned(taskId, "The rewind", signed, fix)
       const existing = yield* store.branches(taskId)
       let number = existing.length
       let name = `rewind-${number}`
@@ -1359,13 +1552,24 @@ export const make: Effect.Effect<
             fix: `Pick the LSN of an event from: ratchet log ${taskId}`
           })))
       )
+      // Who rewound, and on what authority, is the new branch's first fact.
+      const forkedHead = yield* summaryOf(taskId)
+      const recorded = yield* store.append({
+        projectId,
+        streamId: taskId,
+        branch: forked.branch,
+        expectedVersion: forkedHead.version,
+        epoch: lease !== null && lease.held ? lease.epoch : null,
+        operationId: `op-${crypto.randomUUID()}`,
+        events: [{ _tag: "TaskRewound", version: 1, actor: person, at, parent: summary.branch, atLsn: toLsn, receipt: signed }]
+      })
       const after = yield* summaryOf(taskId)
       const projected = yield* project_(after.task)
       return {
         task: yield* viewOf(after),
-        events: [],
-        firstLsn: null,
-        lastLsn: null,
+        events: ["TaskRewound"],
+        firstLsn: recorded.firstLsn,
+        lastLsn: recorded.lastLsn,
         projection: projected.directory,
         warnings: projected.warnings,
         branch: forked.branch,
@@ -1373,6 +1577,19 @@ export const make: Effect.Effect<
         atLsn: toLsn
       }
     })
+
+  const withStore = <A, E>(effect: Effect.Effect<A, E, EventStore.EventStore>) => Effect.provideService(effect, EventStore.EventStore, store)
+
+  const approvers: Service["approvers"] = {
+    list: withStore(ApproverCommands.list(projectId, project.root)),
+    writeBack: withStore(ApproverCommands.writeBack(projectId, project.root)),
+    register: (signer) => Effect.flatMap(Clock.currentTimeMillis, (at) => withStore(ApproverCommands.register(projectId, project.root, signer, at))),
+    add: (signer, approver) => Effect.flatMap(Clock.currentTimeMillis, (at) => withStore(ApproverCommands.add(projectId, project.root, signer, approver, at))),
+    remove: (signer, id) => Effect.flatMap(Clock.currentTimeMillis, (at) => withStore(ApproverCommands.remove(projectId, project.root, signer, id, at))),
+    adoption: withStore(ApproverCommands.adoption(projectId, project.root)),
+    trust: (actor, confirmedHead) =>
+      Effect.flatMap(Clock.currentTimeMillis, (at) => withStore(ApproverCommands.trust(projectId, project.root, actor, at, confirmedHead)))
+  }
 
   const owner = (identity: LeaseIdentity) =>
     Owner.current({
@@ -1488,11 +1705,14 @@ export const make: Effect.Effect<
     settlementSubject,
     settle,
     reopen,
+    unblockSubject,
     unblock,
     gate,
     branches,
+    rewindSubject,
     rewind,
     log,
+    approvers,
     lease
   } satisfies Service
 })

@@ -113,6 +113,8 @@ const conflictTags: ReadonlySet<string> = new Set([
 
 const invalidTags: ReadonlySet<string> = new Set([
   "@ratchet/controller/TaskNotFound",
+  "@ratchet/controller/ApproverKeyError",
+  "@ratchet/kernel/ApproversChainError",
   "@ratchet/controller/InvalidRequest",
   "@ratchet/controller/ContractFileError",
   "@ratchet/controller/ProjectNotInitialised",

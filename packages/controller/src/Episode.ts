@@ -6,10 +6,12 @@
  *
  * @since 0.1.0
  */
+import type * as Authority from "@ratchet/kernel/Authority"
 import type * as Event from "@ratchet/kernel/Event"
 import type * as Task from "@ratchet/kernel/Task"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as EpisodeView from "@ratchet/verifier/EpisodeView"
+import * as Verification from "@ratchet/verifier/Verification"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -87,3 +89,21 @@ export const current = (task: Task.Task, branch: string) =>
       passes
     } satisfies Episode
   })
+
+/**
+ * The verdict per criterion of `episode` that the completion gate counts for `task` (signed by one
+ * of `authority`'s approvers, against the current spec, by someone who did not work on the run).
+ *
+ * @since 0.2.0
+ * @category getters
+ */
+export const counted = (task: Task.Task, episode: Episode, authority: Authority.Authority): ReadonlyMap<string, Event.AcVerdict> =>
+  task.spec === null
+    ? new Map()
+    : Verification.counted(episode.verdicts, {
+      taskId: task.taskId,
+      runId: episode.runId,
+      currentSpecDigest: task.spec.digest,
+      workers: episode.view.workers,
+      authority
+    })

@@ -2,11 +2,14 @@
  * `ratchet gate <task> [--to STATE]`: the gate of one transition, evaluated now and written
  * nowhere. It answers "what stands between this task and that state, and what do I do about it"
  * with the kernel's own gate functions, given the facts the controller observed (the lease, the
- * steps still without a terminal attempt). Approvals are evaluated without a receipt: the
- * explanation of an approval gate is that it needs yours.
+ * steps still without a terminal attempt, the episode's verdicts, the project's approvers).
+ * Approvals are evaluated without a receipt: the explanation of an approval gate is that it needs
+ * yours.
  *
  * @since 0.1.0
  */
+import type * as Authority from "@ratchet/kernel/Authority"
+import type * as Event from "@ratchet/kernel/Event"
 import * as Gate from "@ratchet/kernel/Gate"
 import * as Task from "@ratchet/kernel/Task"
 
@@ -22,6 +25,14 @@ export interface Facts {
   readonly pendingSteps: ReadonlyArray<string>
   /** For an unblock: whether the code changed since the blocker (read as the `unblock` command reads it). */
   readonly codeChanged?: boolean | undefined
+  /** Whom the project trusts: the receipts and verdicts the gates count are signed by them. */
+  readonly authority: Authority.Authority
+  /** For a completion: the current episode's verdicts and workers, as `ratchet done` decides on them. */
+  readonly episode?: {
+    readonly runId: string
+    readonly verdicts: ReadonlyArray<Event.AcVerdict>
+    readonly workers: ReadonlyArray<Event.Actor>
+  } | undefined
 }
 
 /**
@@ -102,7 +113,9 @@ const gateOf = (task: Task.Task, to: Task.State, facts: Facts): Gate.Gate | null
           restatement: task.brief.restatement
         })
     case "SPEC_READY->SPEC_APPROVED":
-      return task.spec === null ? null : Gate.specApproval(context, { specDigest: task.spec.digest, receipt: null })
+      return task.spec === null
+        ? null
+        : Gate.specApproval(context, { specDigest: task.spec.digest, revision: task.spec.revision, receipt: null, authority: facts.authority })
     case "PREFLIGHT->PLAN_READY":
       return task.spec === null ? null : Gate.planProposal(context, {
         currentSpecDigest: task.spec.digest,
@@ -116,7 +129,13 @@ const gateOf = (task: Task.Task, to: Task.State, facts: Facts): Gate.Gate | null
     case "PLAN_READY->PLAN_APPROVED":
       return task.plan === null
         ? null
-        : Gate.planApproval(context, { planDigest: task.plan.digest, stale: task.plan.stale, receipt: null })
+        : Gate.planApproval(context, {
+          planDigest: task.plan.digest,
+          revision: task.plan.revision,
+          stale: task.plan.stale,
+          receipt: null,
+          authority: facts.authority
+        })
     case "PLAN_APPROVED->RUNNING":
       return task.spec === null || task.plan === null ? null : Gate.runStart(context, {
         currentSpecDigest: task.spec.digest,
@@ -127,28 +146,36 @@ const gateOf = (task: Task.Task, to: Task.State, facts: Facts): Gate.Gate | null
         requestedSpecDigest: task.spec.digest,
         requestedPlanDigest: task.plan.digest,
         allowedScope: task.spec.spec.execution?.allowedScope ?? [],
-        leaseHeld: facts.leaseHeld
+        leaseHeld: facts.leaseHeld,
+        approvals: Task.approvals(task)!,
+        authority: facts.authority
       })
     case "RUNNING->VERIFYING":
       return Gate.verificationEntry(context, { pendingSteps: facts.pendingSteps })
     case "VERIFYING->COMPLETED":
-      return task.spec === null ? null : Gate.completion(context, {
+      return task.spec === null || task.plan === null ? null : Gate.completion(context, {
+        taskId: task.taskId,
+        runId: facts.episode?.runId ?? task.run?.runId ?? "",
         currentSpecDigest: task.spec.digest,
         requiredAcs: task.spec.spec.acceptanceCriteria.filter((ac) => ac.required).map((ac) => ac.id),
-        verdicts: [],
-        workers: [],
-        openBlockers: task.blockers.length
+        verdicts: facts.episode?.verdicts ?? [],
+        workers: facts.episode?.workers ?? [],
+        openBlockers: task.blockers.length,
+        approvals: Task.approvals(task)!,
+        authority: facts.authority
       })
     case "BLOCKED->RUNNING":
     case "BLOCKED->VERIFYING":
       return Gate.unblock(context, {
         to: to as "RUNNING" | "VERIFYING",
-        blockerCategories: task.blockers.map((blocker) => blocker.category),
+        blockers: task.blockers,
         codeChanged: facts.codeChanged ?? false,
-        pendingSteps: facts.pendingSteps
+        pendingSteps: facts.pendingSteps,
+        receipt: null,
+        authority: facts.authority
       })
     case "FAILED->REOPENED":
-      return task.spec === null ? null : Gate.reopenFromFailed(context, { specDigest: task.spec.digest, receipt: null })
+      return task.spec === null ? null : Gate.reopenFromFailed(context, { specDigest: task.spec.digest, receipt: null, authority: facts.authority })
     default:
       return null
   }

@@ -15,11 +15,11 @@ import type * as Task from "@ratchet/kernel/Task"
 import * as Turn from "@ratchet/kernel/Turn"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as ReadModel from "@ratchet/storage/ReadModel"
-import * as Verification from "@ratchet/verifier/Verification"
 import * as Effect from "effect/Effect"
 import { Project } from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Episode from "./Episode.js"
+import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as RunState from "./RunState.js"
 import * as TaskBranch from "./TaskBranch.js"
 
@@ -79,7 +79,7 @@ const unverifiedOf = (task: Task.Task, branch: string) =>
     if (task.state !== "VERIFYING") return required
     const episode = yield* Episode.current(task, branch).pipe(Effect.option)
     if (episode._tag === "None") return required
-    const counted = Verification.counted(episode.value.verdicts, spec.digest, episode.value.view.workers)
+    const counted = Episode.counted(task, episode.value, yield* ProjectApprovers.authority(task.projectId))
     return required.filter((id) => counted.get(id)?.verdict !== "PASS")
   })
 

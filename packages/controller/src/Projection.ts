@@ -464,7 +464,7 @@ const holds = (file: string, bytes: Uint8Array) =>
 const discard = (file: string) => Effect.promise(() => fs.rm(file, { force: true }).catch(() => undefined))
 
 /** Writes `bytes` aside, flushes, renames over `file`. The directory is flushed by the caller. */
-const replace = (directory: string, name: FileName, bytes: Uint8Array) =>
+const replace = (directory: string, name: string, bytes: Uint8Array) =>
   Effect.gen(function*() {
     const file = path.join(directory, name)
     const aside = path.join(directory, `.${name}.${randomBytes(8).toString("hex")}.tmp`)
@@ -487,6 +487,25 @@ const replace = (directory: string, name: FileName, bytes: Uint8Array) =>
   })
 
 const fileNames: ReadonlyArray<FileName> = ["brief.md", "spec.md", "plan.md", "run.md", "verification.md"]
+
+/**
+ * Writes one file directly in the project's `.ratchet/` directory (`name` has no directory part),
+ * by the same rules as the projections: `.ratchet` must be a real directory (created when
+ * missing), the file is replaced atomically and flushed, a byte-identical file is left untouched.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const writeProjectFile = (root: string, name: string, content: string): Effect.Effect<void, ProjectionError> =>
+  Effect.gen(function*() {
+    const top = path.resolve(root)
+    const ratchet = path.join(top, ".ratchet")
+    if (yield* realDirectory(ratchet)) yield* syncDirectory(top)
+    const bytes = new TextEncoder().encode(content)
+    if (yield* holds(path.join(ratchet, path.basename(name)), bytes)) return
+    yield* replace(ratchet, path.basename(name), bytes)
+    yield* syncDirectory(ratchet)
+  })
 
 /**
  * Writes the task's projections under `<root>/.ratchet/tasks/<slug>--<taskId>/`: every file whose

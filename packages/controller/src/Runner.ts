@@ -42,6 +42,7 @@ import * as Ref from "effect/Ref"
 import { Project } from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Projection from "./Projection.js"
+import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as RunReport from "./RunReport.js"
 import * as RunRequest from "./RunRequest.js"
 import * as RunState from "./RunState.js"
@@ -246,7 +247,8 @@ export const run = (
         runId,
         specDigest: first.task.spec.digest,
         planDigest: first.task.plan.digest,
-        lease: { held: true, epoch }
+        lease: { held: true, epoch },
+        authority: yield* ProjectApprovers.authority(projectId)
       }, first.task)
       if (Either.isLeft(decided)) return yield* decided.left
       yield* store.append({
@@ -706,6 +708,7 @@ export const run = (
       if (begun.task.state === "PLAN_APPROVED") {
         // The lease came by a takeover (or after a lost race): start the run under it now.
         const runId = newId("run")
+        const authority = yield* ProjectApprovers.authority(projectId)
         begun = yield* append((fresh, at) =>
           Effect.map(
             decideAll(fresh, [{
@@ -715,7 +718,8 @@ export const run = (
               runId,
               specDigest: fresh.spec?.digest ?? ("" as never),
               planDigest: fresh.plan?.digest ?? ("" as never),
-              lease: { held: true, epoch }
+              lease: { held: true, epoch },
+              authority
             }]),
             (events) => [...events, { _tag: "CheckpointRecorded", ...meta(at), kind: "run_start", runId } satisfies Event.Event]
           ))

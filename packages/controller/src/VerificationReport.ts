@@ -7,12 +7,12 @@
  *
  * @since 0.1.0
  */
+import type * as Authority from "@ratchet/kernel/Authority"
 import type * as Task from "@ratchet/kernel/Task"
 import * as BlobStore from "@ratchet/storage/BlobStore"
 import * as Evidence from "@ratchet/verifier/Evidence"
-import * as Verification from "@ratchet/verifier/Verification"
 import * as Effect from "effect/Effect"
-import type * as Episode from "./Episode.js"
+import * as Episode from "./Episode.js"
 import * as Projection from "./Projection.js"
 
 const cell = (text: string) => Projection.visible(text).replace(/\s+/g, " ").replace(/\|/g, "\\|").slice(0, 300)
@@ -78,9 +78,14 @@ export const loadAll = (refs: ReadonlyArray<string>) =>
  * @since 0.1.0
  * @category constructors
  */
-export const render = (task: Task.Task, episode: Episode.Episode, evidence: ReadonlyMap<string, Evidence.Evidence>): string | null => {
+export const render = (
+  task: Task.Task,
+  episode: Episode.Episode,
+  evidence: ReadonlyMap<string, Evidence.Evidence>,
+  authority: Authority.Authority
+): string | null => {
   if (task.spec === null) return null
-  const counted = Verification.counted(episode.verdicts, task.spec.digest, episode.view.workers)
+  const counted = Episode.counted(task, episode, authority)
   const out: Array<string> = [
     Projection.header,
     `# Verification of run ${episode.runId} — ${cell(task.goal)}`,

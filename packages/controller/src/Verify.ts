@@ -12,11 +12,14 @@
  *    task is still VERIFYING in the same episode on the same branch. Otherwise the pass is
  *    reported and nothing is written: its verdicts are about an episode the task has left.
  *
- * The verifier of record is the invoking identity (the observer, for a manual check). The identity
- * that did the run's work cannot be it: that is self-verification, and the gate holds.
+ * The verifier of record is the person whose approval key the invocation carries (the observer, for
+ * a manual check), and their key signs every verdict of the pass; without a key the verdicts are
+ * recorded unsigned and never count. Someone who did the run's work as themselves (a manual step
+ * they marked done) cannot be it: that is self-verification, and the gate holds.
  *
  * @since 0.1.0
  */
+import type * as Authority from "@ratchet/kernel/Authority"
 import type * as Event from "@ratchet/kernel/Event"
 import * as Task from "@ratchet/kernel/Task"
 import * as BlobStore from "@ratchet/storage/BlobStore"
@@ -33,7 +36,9 @@ import type * as Controller from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Episode from "./Episode.js"
 import * as Projection from "./Projection.js"
+import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as RunReport from "./RunReport.js"
+import * as Signed from "./Signed.js"
 import * as TaskBranch from "./TaskBranch.js"
 import * as VerificationReport from "./VerificationReport.js"
 import * as WorkTree from "./WorkTree.js"
@@ -111,7 +116,15 @@ const decideAll = (task: Task.Task, commands: ReadonlyArray<Task.Command>): Eith
  * cannot cover them, the task stays BLOCKED (`retry_budget_spent`): the contract or the plan must
  * change, through a reopen.
  */
-const revise = (task: Task.Task, branch: string, episode: Episode.Episode, steps: ReadonlyArray<string>, actor: Event.Actor, at: number) =>
+const revise = (
+  task: Task.Task,
+  branch: string,
+  episode: Episode.Episode,
+  steps: ReadonlyArray<string>,
+  actor: Event.Actor,
+  at: number,
+  authority: Authority.Authority
+) =>
   Effect.gen(function*() {
     const models = yield* ReadModel.ReadModels
     const runId = task.run!.runId
@@ -160,7 +173,10 @@ const revise = (task: Task.Task, branch: string, episode: Episode.Episode, steps
       to: "RUNNING",
       resolution: `revise ${steps.join(", ")}: successor attempt${steps.length === 1 ? "" : "s"} scheduled by verification`,
       codeChanged: false,
-      pendingSteps: steps
+      pendingSteps: steps,
+      // A failed criterion's blocker is the agent's to work off: lifting it takes no receipt.
+      receipt: null,
+      authority
     }]
     return { blocker: null, unblock, successors }
   })
@@ -232,7 +248,7 @@ export const verify = (options: Options) =>
         deadline: now + 24 * 60 * 60 * 1000,
         snapshotLsn: episode.snapshotLsn,
         specDigest: spec.digest,
-        verifier: invocation.actor,
+        verifier: Signed.personOf(invocation),
         workspace: { root: project.root, tree }
       },
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress })
@@ -252,7 +268,11 @@ export const verify = (options: Options) =>
     if (options.beforeRecord !== undefined) yield* options.beforeRecord
     // A criterion nobody could judge here (a manual check with no person to ask) has no verdict to
     // record: it is still to be verified (HELD), not a check that failed to conclude (BLOCKED).
-    const verdicts = results.map((result) => result.verdict).filter((verdict) => !(verdict.verdict === "NOT_RUN" && verdict.evidenceRefs.length === 0))
+    const verdicts = results
+      .map((result) => result.verdict)
+      .filter((verdict) => !(verdict.verdict === "NOT_RUN" && verdict.evidenceRefs.length === 0))
+      .map((verdict) => Signed.verdict(projectId, taskId, episode.runId, verdict, invocation))
+    const authority = yield* ProjectApprovers.authority(projectId)
 
     // ---- the record ---------------------------------------------------------------------------
     for (let attempt = 1; attempt <= retries; attempt++) {
@@ -266,6 +286,9 @@ export const verify = (options: Options) =>
           specDigest: spec.digest,
           episode: episode.view,
           verdicts: all,
+          authority,
+          // The approvals the episode rests on: a VERIFYING task has both a spec and a plan.
+          approvals: Task.approvals(task)!,
           gateContext: {
             taskId,
             from: "VERIFYING",
@@ -299,8 +322,8 @@ export const verify = (options: Options) =>
       const conclusion = concludeOver([...again.verdicts, ...verdicts])
       const recorded: Event.Event = {
         _tag: "VerificationRecorded",
-        version: 1,
-        actor: invocation.actor,
+        version: 2,
+        actor: Signed.personOf(invocation),
         at,
         runId: episode.runId,
         snapshotLsn: episode.snapshotLsn,
@@ -312,7 +335,7 @@ export const verify = (options: Options) =>
       let recordedBlocker = conclusion.blocker
       if (conclusion.blocker !== null) {
         const revision = conclusion.outcome === "REVISE"
-          ? yield* revise(now, branch, again, conclusion.stepsToRevise, invocation.actor, at)
+          ? yield* revise(now, branch, again, conclusion.stepsToRevise, invocation.actor, at, authority)
           : null
         const blocker = revision?.blocker ?? conclusion.blocker
         recordedBlocker = blocker
@@ -350,7 +373,7 @@ export const verify = (options: Options) =>
       const after = yield* taskOf(projectId, taskId)
       const evidence = yield* VerificationReport.loadAll([...again.verdicts, ...verdicts].flatMap((v) => v.evidenceRefs))
       const episodeAfter = yield* Episode.current(after.summary.task, branch)
-      const report = VerificationReport.render(after.summary.task, episodeAfter, evidence)
+      const report = VerificationReport.render(after.summary.task, episodeAfter, evidence, authority)
       const runMd = yield* RunReport.render(after.summary.task, branch).pipe(Effect.catchAll(() => Effect.succeed(null)))
       yield* Projection.write(project.root, after.summary.task, runMd, report).pipe(
         Effect.catchAll((error) => Effect.sync(() => warnings.push(error.message)))
@@ -424,7 +447,14 @@ export const evidenceOf = (taskId: string, acs: ReadonlyArray<string>) =>
       })
     }
     const episode = yield* Episode.current(task, branch)
-    const counted = Verification.counted(episode.verdicts, spec.digest, episode.view.workers)
+    const authority = yield* ProjectApprovers.authority(project.project.projectId)
+    const counted = Verification.counted(episode.verdicts, {
+      taskId,
+      runId: episode.runId,
+      currentSpecDigest: spec.digest,
+      workers: episode.view.workers,
+      authority
+    })
     const criteria: Array<CriterionEvidence> = []
     for (const ac of spec.spec.acceptanceCriteria) {
       if (acs.length > 0 && !acs.includes(ac.id)) continue

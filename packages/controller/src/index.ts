@@ -9,6 +9,10 @@
  * @since 0.1.0
  */
 
+/** @since 0.2.0 */
+export * as ApproverCommands from "./ApproverCommands.js"
+/** @since 0.2.0 */
+export * as ApproverKey from "./ApproverKey.js"
 /** @since 0.1.0 */
 export * as CheckoutLock from "./CheckoutLock.js"
 /** @since 0.1.0 */
@@ -32,6 +36,8 @@ export * as HostView from "./HostView.js"
 export * as Invoker from "./Invoker.js"
 /** @since 0.1.0 */
 export * as Preflight from "./Preflight.js"
+/** @since 0.2.0 */
+export * as ProjectApprovers from "./ProjectApprovers.js"
 /** @since 0.1.0 */
 export * as ProjectFile from "./ProjectFile.js"
 /** @since 0.1.0 */
@@ -48,6 +54,8 @@ export * as RunRequest from "./RunRequest.js"
 export * as RunState from "./RunState.js"
 /** @since 0.1.0 */
 export * as Scope from "./Scope.js"
+/** @since 0.2.0 */
+export * as Signed from "./Signed.js"
 /** @since 0.1.0 */
 export * as StepProcess from "./StepProcess.js"
 /** @since 0.1.0 */

@@ -30,6 +30,7 @@ import { PostgresStore } from "@ratchet/storage-postgres"
 import { SqliteStore } from "@ratchet/storage-sqlite"
 import { describePostgres, testSchemaName, testUrl } from "@ratchet/testkit/Postgres"
 import * as EpisodeView from "@ratchet/verifier/EpisodeView"
+import * as Signing from "@ratchet/testkit/Signing"
 import * as Verifier from "@ratchet/verifier/Verifier"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
@@ -41,6 +42,7 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { afterAll } from "vitest"
 import * as Controller from "../src/Controller.js"
+import * as ProjectApprovers from "../src/ProjectApprovers.js"
 import * as Verify from "../src/Verify.js"
 import type * as Workspace from "../src/Workspace.js"
 import { tempDirFactory } from "./tempDirs.js"
@@ -49,8 +51,11 @@ const temp = tempDirFactory("ratchet-barrier-")
 
 const person: Event.Actor = { kind: "user", id: "ana" }
 const runner: Event.Actor = { kind: "runner", id: "runner-1" }
-const verifierOfRecord: Event.Actor = { kind: "verifier", id: "ci" }
-const asPerson: Controller.Invocation = { actor: person }
+/** The verifier of record: a person (approver "ci") whose key signs the pass. */
+const verifierOfRecord: Event.Actor = { kind: "user", id: "ci" }
+const asVerifier: Controller.Invocation = { actor: verifierOfRecord, signer: Signing.signerOf(Signing.keyOf(7), "ci") }
+/** The person who approves the contract, with their key. */
+const asPerson: Controller.Invocation = { actor: person, signer: Signing.signerOf(Signing.keyOf(6), person.id) }
 
 const schemas: Array<string> = []
 afterAll(async () => {
@@ -156,6 +161,9 @@ const toVerifying = (project: Workspace.Located) =>
     const store = yield* EventStore.EventStore
     const models = yield* ReadModel.ReadModels
     const files = temp()
+    // The person is the project's first approver and signs the verifier of record in.
+    yield* c.approvers.register(asPerson.signer!)
+    yield* c.approvers.add(asPerson.signer!, { id: "ci", key: asVerifier.signer!.key })
     const taskId = (yield* c.createTask({ goal: "Make the date test deterministic" }, asPerson)).task.taskId
     yield* c.restate(taskId, "Freeze the clock in the date test.", asPerson)
     const approve = (subject: "restatement" | "spec" | "plan") =>
@@ -186,12 +194,22 @@ const toVerifying = (project: Workspace.Located) =>
           events: build(summary.task)
         })
       })
+    const authority = yield* ProjectApprovers.authority(project.project.projectId)
     const decide = (command: Task.Command, task: Task.Task) =>
       Either.getOrThrowWith(Task.decide(command, task), (rejection) => new Error(rejection.message))
     const step = { runId, stepId: "freeze" }
     yield* append((task) => [
       { ...meta(), _tag: "LeaseAcquired", epoch, owner: { workspaceId: "ws-barrier", host: "runner", pid: process.pid, processStartedAt: 1 }, heartbeatMs: 60_000, graceMs: 60_000 },
-      ...decide({ _tag: "StartRun", actor: runner, at: ++at, runId, specDigest: task.spec!.digest, planDigest: task.plan!.digest, lease: { held: true, epoch } }, task),
+      ...decide({
+        _tag: "StartRun",
+        actor: runner,
+        at: ++at,
+        runId,
+        specDigest: task.spec!.digest,
+        planDigest: task.plan!.digest,
+        lease: { held: true, epoch },
+        authority
+      }, task),
       { ...meta(), _tag: "CheckpointRecorded", kind: "run_start", runId }
     ])
     // Attempt 1 dispatched its effect; then its runner died.
@@ -284,7 +302,7 @@ const scenario = <A, E, R>(
     const project = checkout()
     return yield* Effect.gen(function*() {
       const ids = yield* toVerifying(project)
-      const verifying = yield* Effect.fork(Verify.verify({ taskId: ids.taskId, acs: [], invocation: { actor: verifierOfRecord } }))
+      const verifying = yield* Effect.fork(Verify.verify({ taskId: ids.taskId, acs: [], invocation: asVerifier }))
       const ctx = yield* Deferred.await(entered)
       const mutated = yield* mutate(ids)
       yield* Deferred.succeed(release, undefined)
@@ -322,7 +340,9 @@ const barrierTests = (makeStore: () => Store) => {
   it.effect("a rewind forking a new branch mid-verify: the held view is unchanged and the pass is not recorded on either branch", () =>
     Effect.gen(function*() {
       const { ctx, held, result, after, refolded, mutated, heldBranch, currentBranch } = yield* scenario(makeStore, (ids) =>
-        Effect.flatMap(Controller.Controller, (c) => c.rewind(ids.taskId, ids.lastRunLsn, asPerson, "terminal")))
+        Effect.flatMap(Controller.Controller, (c) =>
+          Effect.flatMap(c.rewindSubject(ids.taskId, ids.lastRunLsn), (shown) =>
+            c.rewind(ids.taskId, ids.lastRunLsn, asPerson, { digest: shown.digest, channel: "terminal" }))))
       expect(mutated.branch).toBe("rewind-1")
       expect(after.branch).toBe("rewind-1")
       expect(after.state).toBe("RUNNING")
@@ -392,7 +412,7 @@ const barrierTests = (makeStore: () => Store) => {
         const ids = yield* toVerifying(project)
         // Recovery lands after VERIFYING was entered and before anyone verifies.
         yield* recover(ids)
-        const verifying = yield* Effect.fork(Verify.verify({ taskId: ids.taskId, acs: [], invocation: { actor: verifierOfRecord } }))
+        const verifying = yield* Effect.fork(Verify.verify({ taskId: ids.taskId, acs: [], invocation: asVerifier }))
         const ctx = yield* Deferred.await(entered)
         yield* Deferred.succeed(release, undefined)
         yield* Fiber.join(verifying)

@@ -5,11 +5,13 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import type * as Digest from "@ratchet/kernel/Digest"
 import type * as Event from "@ratchet/kernel/Event"
 import * as KernelSpec from "@ratchet/kernel/Spec"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as EventStore from "@ratchet/storage/EventStore"
 import { SqliteStore } from "@ratchet/storage-sqlite"
+import * as Signing from "@ratchet/testkit/Signing"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -26,7 +28,9 @@ const temp = (prefix: string): string => {
 }
 
 const user: Event.Actor = { kind: "user", id: "ana" }
-const asUser: Controller.Invocation = { actor: user }
+/** ana with her approval key unlocked, as a person at a terminal is. */
+const asUser: Controller.Invocation = { actor: user, signer: Signing.signerOf(Signing.keyOf(5), "ana") }
+const anyDigest = `sha256:${"0".repeat(64)}` as Digest.Digest
 
 const projectAt = (root: string, projectId = "prj-test"): Workspace.Located => ({
   root,
@@ -74,6 +78,8 @@ const specFront = (extraConstraint = "") =>
 /** Drives a new task to SPEC_READY with `front` as its spec. */
 const toSpecReady = (c: Controller.Service, dir: string) =>
   Effect.gen(function*() {
+    // ana is the project's approver (registered once; already registered is fine).
+    yield* c.approvers.register(asUser.signer!)
     const created = yield* c.createTask({ goal: "Make the date test deterministic" }, asUser)
     const taskId = created.task.taskId
     yield* c.restate(taskId, "Freeze the clock in the date test.", asUser)
@@ -169,6 +175,7 @@ describe("Controller", () => {
   it.effect("an approval off a terminal is a HOLD naming approval_requires_terminal", () =>
     Effect.gen(function*() {
       const c = yield* Controller.Controller
+      yield* c.approvers.register(asUser.signer!)
       const created = yield* c.createTask({ goal: "approve" }, asUser)
       const taskId = created.task.taskId
       yield* c.restate(taskId, "One sentence.", asUser)
@@ -302,12 +309,12 @@ describe("Controller", () => {
     Effect.gen(function*() {
       const c = yield* Controller.Controller
       const created = yield* c.createTask({ goal: "Make the date test deterministic" }, asUser)
-      const interviewing = yield* Effect.flip(c.rewind(created.task.taskId, 1, asUser, "terminal"))
+      const interviewing = yield* Effect.flip(c.rewind(created.task.taskId, 1, asUser, { digest: anyDigest, channel: "terminal" }))
       expect(interviewing).toMatchObject({ _tag: "@ratchet/kernel/TaskCommandRefused", code: "forbidden_transition", state: "INTERVIEWING" })
       expect(interviewing.message).toContain("PAUSED, BLOCKED, FAILED or VERIFYING")
       const taskId = yield* toSpecReady(c, temp("ratchet-controller-files-"))
       const before = yield* versionOf(c, taskId)
-      const specReady = yield* Effect.flip(c.rewind(taskId, 1, asUser, "terminal"))
+      const specReady = yield* Effect.flip(c.rewind(taskId, 1, asUser, { digest: anyDigest, channel: "terminal" }))
       expect(specReady).toMatchObject({ code: "forbidden_transition", state: "SPEC_READY" })
       expect(yield* versionOf(c, taskId)).toBe(before)
       expect((yield* c.branches(taskId)).branches.map((b) => b.branch)).toEqual(["main"])

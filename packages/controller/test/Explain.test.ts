@@ -5,9 +5,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as Digest from "@ratchet/kernel/Digest"
 import type * as Task from "@ratchet/kernel/Task"
+import * as Signing from "@ratchet/testkit/Signing"
 import * as ControllerError from "../src/ControllerError.js"
 import * as Explain from "../src/Explain.js"
 import * as TaskView from "../src/TaskView.js"
+
+/** ana approved the spec and plan of these tasks with her key; the project trusts her. */
+const ana = Signing.keyOf(5)
 
 const digestA = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" as Digest.Digest
 const digestB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" as Digest.Digest
@@ -39,7 +43,8 @@ const spec = {
     acceptanceCriteria: [{ id: "AC-001", outcome: "works", required: true, verify: { command: "true" } }],
     execution: { allowedScope: ["src/**"] }
   },
-  approvedDigest: digestA
+  approvedDigest: digestA,
+  approval: Signing.receipt(ana, "prj", "t-00000001", 1, { subject: "spec", digest: digestA, actor: { kind: "user", id: "ana" }, channel: "terminal", at: 1 })
 } as unknown as NonNullable<Task.Task["spec"]>
 
 const plan = (approved: boolean, stale = false) =>
@@ -48,10 +53,13 @@ const plan = (approved: boolean, stale = false) =>
     digest: digestB,
     plan: { specDigest: digestA, steps: [{ id: "s1", title: "s1", acRefs: ["AC-001"], run: { command: "true" } }] },
     approvedDigest: approved ? digestB : null,
+    approval: approved
+      ? Signing.receipt(ana, "prj", "t-00000001", 1, { subject: "plan", digest: digestB, actor: { kind: "user", id: "ana" }, channel: "terminal", at: 2 })
+      : null,
     stale
   }) as unknown as NonNullable<Task.Task["plan"]>
 
-const facts: Explain.Facts = { now: 1000, leaseHeld: false, pendingSteps: [] }
+const facts: Explain.Facts = { now: 1000, leaseHeld: false, pendingSteps: [], authority: Signing.authorityFor("prj", [{ id: "ana", key: ana.key }]) }
 
 const codes = (explained: Explain.Explanation) => explained.gate?.reasons.map((r) => r.code) ?? []
 

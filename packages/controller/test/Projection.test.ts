@@ -8,6 +8,7 @@ import * as path from "node:path"
 import * as Plan from "@ratchet/kernel/Plan"
 import * as Spec from "@ratchet/kernel/Spec"
 import * as Task from "@ratchet/kernel/Task"
+import * as Signing from "@ratchet/testkit/Signing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -18,6 +19,9 @@ const tempDir = tempDirFactory("ratchet-projection-")
 
 const user = { kind: "user", id: "alice" } as const
 const agent = { kind: "agent", id: "agent-1" } as const
+/** alice approves with her key; the project trusts her. */
+const aliceKey = Signing.keyOf(1)
+const authority = Signing.authorityFor("p-1", [{ id: "alice", key: aliceKey.key }])
 const runner = { kind: "runner", id: "runner-1" } as const
 
 /** Decides and folds each command in turn; a rejection fails the test with its message. */
@@ -81,7 +85,14 @@ const interviewed: ReadonlyArray<Task.Command> = [
     _tag: "ApproveRestatement",
     actor: user,
     at: 7,
-    receipt: { subject: "restatement", digest: Task.restatementDigest(restatement), actor: user, channel: "terminal", at: 7 }
+    receipt: Signing.receipt(aliceKey, "p-1", "t-1", null, {
+      subject: "restatement",
+      digest: Task.restatementDigest(restatement),
+      actor: user,
+      channel: "terminal",
+      at: 7
+    }),
+    authority
   },
   { _tag: "CloseBrief", actor: agent, at: 8 }
 ]
@@ -93,7 +104,8 @@ const planned: ReadonlyArray<Task.Command> = [
     _tag: "ApproveSpec",
     actor: user,
     at: 10,
-    receipt: { subject: "spec", digest: specDigest, actor: user, channel: "terminal", at: 10 }
+    receipt: Signing.receipt(aliceKey, "p-1", "t-1", 1, { subject: "spec", digest: specDigest, actor: user, channel: "terminal", at: 10 }),
+    authority
   },
   {
     _tag: "RecordPreflight",

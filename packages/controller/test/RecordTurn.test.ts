@@ -19,14 +19,16 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import * as Signing from "@ratchet/testkit/Signing"
 import * as Controller from "../src/Controller.js"
+import * as ProjectApprovers from "../src/ProjectApprovers.js"
 import type * as Workspace from "../src/Workspace.js"
 import { tempDirFactory } from "./tempDirs.js"
 
 const temp = tempDirFactory("ratchet-turn-")
 
 const person: Event.Actor = { kind: "user", id: "ana" }
-const asPerson: Controller.Invocation = { actor: person }
+const asPerson: Controller.Invocation = { actor: person, signer: Signing.signerOf(Signing.keyOf(6), person.id) }
 const session: Event.Actor = { kind: "agent", id: "claude-code:s-1" }
 const epoch = 1
 const asWorker: Controller.Invocation = { actor: session, leaseEpoch: epoch }
@@ -66,6 +68,7 @@ const awaitingWorker = Effect.gen(function*() {
   const store = yield* EventStore.EventStore
   const models = yield* ReadModel.ReadModels
   const files = temp()
+  yield* c.approvers.register(asPerson.signer!)
   const taskId = (yield* c.createTask({ goal: "Make the date test deterministic" }, asPerson)).task.taskId
   const approve = (subject: "restatement" | "spec" | "plan") =>
     Effect.flatMap(c.approvalSubject(taskId, subject), (shown) => c.approve(taskId, { subject, digest: shown.digest, channel: "terminal" }, asPerson))
@@ -112,7 +115,8 @@ const awaitingWorker = Effect.gen(function*() {
     runId,
     specDigest: task.spec!.digest,
     planDigest: task.plan!.digest,
-    lease: { held: true, epoch }
+    lease: { held: true, epoch },
+    authority: yield* ProjectApprovers.authority("prj-turn")
   }, task))
   yield* store.append({
     projectId: "prj-turn",

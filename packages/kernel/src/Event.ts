@@ -14,8 +14,10 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as Approvers from "./Approvers.js"
 import * as Digest from "./Digest.js"
 import * as Plan from "./Plan.js"
+import * as Signature from "./Signature.js"
 import * as Spec from "./Spec.js"
 import * as Turn from "./Turn.js"
 
@@ -90,7 +92,7 @@ export type Actor = typeof Actor.Type
  * @since 0.1.0
  * @category schemas
  */
-export const ReceiptSubject = Schema.Literal("restatement", "spec", "plan", "reopen", "scope", "resolution")
+export const ReceiptSubject = Schema.Literal("restatement", "spec", "plan", "reopen", "scope", "resolution", "unblock", "rewind")
 
 /**
  * @since 0.1.0
@@ -98,22 +100,29 @@ export const ReceiptSubject = Schema.Literal("restatement", "spec", "plan", "reo
  */
 export type ReceiptSubject = typeof ReceiptSubject.Type
 
-/**
- * A person's approval, bound to the exact digest they were shown. Only a receipt whose actor is a
- * `user` and whose digest equals the current one counts; nothing written in a project file, a
- * host session or an earlier revision substitutes for it.
- *
- * @since 0.1.0
- * @category schemas
- */
-export const Receipt = Schema.Struct({
+const receiptFields = {
   subject: ReceiptSubject,
   digest: Digest.Digest,
   actor: Actor,
   /** How the approval was given, e.g. `terminal` (an interactive TTY prompt). */
   channel: NonEmpty,
   at: Timestamp
-})
+}
+
+/**
+ * A person's approval, bound to the exact digest they were shown and signed with their approval
+ * key (`Authority`). Only a receipt signed by one of the project's approvers, over the digest that
+ * is current now, counts; nothing written in a project file, a host session or an earlier
+ * revision substitutes for it. `signature` is `null` on a receipt written without a key (and on
+ * every receipt an older Ratchet wrote): it is kept, and never counts.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Receipt = Schema.Struct({ ...receiptFields, signature: Schema.NullOr(Signature.Signature) })
+
+/** A receipt as version 1 of the events carrying one stored it: without a signature. */
+const ReceiptV1 = Schema.Struct(receiptFields)
 
 /**
  * @since 0.1.0
@@ -170,13 +179,7 @@ export const PreflightObservation = Schema.Struct({
  */
 export type PreflightObservation = typeof PreflightObservation.Type
 
-/**
- * One acceptance criterion's verdict as the completion gate consumes it.
- *
- * @since 0.1.0
- * @category schemas
- */
-export const AcVerdict = Schema.Struct({
+const verdictFields = {
   acId: NonEmpty,
   verdict: Schema.Literal("PASS", "FAIL", "INDETERMINATE", "NOT_RUN"),
   evidenceRefs: Schema.Array(NonEmpty),
@@ -184,7 +187,20 @@ export const AcVerdict = Schema.Struct({
   specDigest: Digest.Digest,
   verifier: Actor,
   at: Timestamp
-})
+}
+
+/**
+ * One acceptance criterion's verdict as the completion gate consumes it. It counts only when the
+ * verifier of record signed it with an approver's key (`Authority`); `signature` is `null` on a
+ * verdict recorded without one (an agent's pass, a pass off a terminal, an older Ratchet's).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const AcVerdict = Schema.Struct({ ...verdictFields, signature: Schema.NullOr(Signature.Signature) })
+
+/** A verdict as version 1 of the events carrying one stored it: without a signature. */
+const AcVerdictV1 = Schema.Struct(verdictFields)
 
 /**
  * @since 0.1.0
@@ -200,6 +216,10 @@ const common = { actor: Actor, at: Timestamp }
 
 const event = <Tag extends string, Fields extends Schema.Struct.Fields>(tag: Tag, fields: Fields) =>
   Schema.TaggedStruct(tag, { version: Schema.Literal(1), ...common, ...fields })
+
+/** An event type at version 2: its version 1 is decoded through {@link legacy} and upcast. */
+const event2 = <Tag extends string, Fields extends Schema.Struct.Fields>(tag: Tag, fields: Fields) =>
+  Schema.TaggedStruct(tag, { version: Schema.Literal(2), ...common, ...fields })
 
 /** @since 0.1.0 @category schemas */
 export const TaskCreated = event("TaskCreated", {
@@ -225,7 +245,7 @@ export const QuestionAnswered = event("QuestionAnswered", {
 /** @since 0.1.0 @category schemas */
 export const RestatementProposed = event("RestatementProposed", { text: NonEmpty, digest: Digest.Digest })
 /** @since 0.1.0 @category schemas */
-export const RestatementApproved = event("RestatementApproved", { digest: Digest.Digest, receipt: Receipt })
+export const RestatementApproved = event2("RestatementApproved", { digest: Digest.Digest, receipt: Receipt })
 /** @since 0.1.0 @category schemas */
 export const BriefClosed = event("BriefClosed", { briefRevision: Schema.Int })
 /** @since 0.1.0 @category schemas */
@@ -239,7 +259,7 @@ export const SpecProposed = event("SpecProposed", {
   voidedApproval: Schema.Boolean
 })
 /** @since 0.1.0 @category schemas */
-export const SpecApproved = event("SpecApproved", {
+export const SpecApproved = event2("SpecApproved", {
   revision: Schema.Int,
   digest: Digest.Digest,
   receipt: Receipt
@@ -263,7 +283,7 @@ export const PlanProposed = event("PlanProposed", {
   plan: Plan.Plan
 })
 /** @since 0.1.0 @category schemas */
-export const PlanApproved = event("PlanApproved", {
+export const PlanApproved = event2("PlanApproved", {
   revision: Schema.Int,
   digest: Digest.Digest,
   receipt: Receipt
@@ -294,9 +314,11 @@ export const SuccessorGranted = event("SuccessorGranted", {
 /** @since 0.1.0 @category schemas */
 export const TaskBlocked = event("TaskBlocked", { from: TaskState, blocker: Blocker })
 /** @since 0.1.0 @category schemas */
-export const TaskUnblocked = event("TaskUnblocked", {
+export const TaskUnblocked = event2("TaskUnblocked", {
   to: Schema.Literal("RUNNING", "VERIFYING"),
-  resolution: NonEmpty
+  resolution: NonEmpty,
+  /** A person's signed receipt, when a blocker only a person lifts was open (a scope violation, a decision). */
+  receipt: Schema.NullOr(Receipt)
 })
 /** @since 0.1.0 @category schemas */
 export const VerificationStarted = event("VerificationStarted", {
@@ -304,7 +326,7 @@ export const VerificationStarted = event("VerificationStarted", {
   snapshotLsn: Schema.Int
 })
 /** @since 0.1.0 @category schemas */
-export const TaskCompleted = event("TaskCompleted", {
+export const TaskCompleted = event2("TaskCompleted", {
   runId: NonEmpty,
   specDigest: Digest.Digest,
   planDigest: Digest.Digest,
@@ -317,7 +339,7 @@ export const TaskFailed = event("TaskFailed", {
   evidenceRefs: Schema.Array(NonEmpty)
 })
 /** @since 0.1.0 @category schemas */
-export const TaskReopened = event("TaskReopened", {
+export const TaskReopened = event2("TaskReopened", {
   from: TaskState,
   reason: NonEmpty,
   receipt: Schema.optional(Receipt)
@@ -476,7 +498,7 @@ export const AttemptNoted = event("AttemptNoted", {
  * @since 0.1.0
  * @category schemas
  */
-export const IntentSettled = event("IntentSettled", {
+export const IntentSettled = event2("IntentSettled", {
   intentId: NonEmpty,
   runId: NonEmpty,
   stepId: NonEmpty,
@@ -511,12 +533,43 @@ export const TurnRecorded = event("TurnRecorded", {
  * @since 0.1.0
  * @category schemas
  */
-export const VerificationRecorded = event("VerificationRecorded", {
+export const VerificationRecorded = event2("VerificationRecorded", {
   runId: NonEmpty,
   snapshotLsn: Schema.Int,
   outcome: Schema.Literal("APPROVED", "REVISE", "BLOCKED", "HELD"),
   verdicts: Schema.Array(AcVerdict)
 })
+
+/**
+ * A rewind: the task now lives on `branch`, forked from `parent` at `atLsn`, by the person whose
+ * signed receipt (subject `rewind`) it carries. Written on the new branch right after the fork.
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const TaskRewound = event("TaskRewound", {
+  parent: NonEmpty,
+  atLsn: Schema.Int,
+  receipt: Receipt
+})
+
+/**
+ * One entry of a project's approvers chain (`Approvers`), as the store records it. It lives on the
+ * project's approvers stream ({@link approversStreamOf}), never on a task's.
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const ApproversEntryRecorded = event("ApproversEntryRecorded", { entry: Approvers.Entry })
+
+/**
+ * The stream a store records a project's approvers chain on: beside the project's tasks, under an
+ * id no task id can take (task ids are `t-…`).
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const approversStreamOf = (projectId: string): string => `approvers.${projectId}`
 
 /**
  * Every task event, as one union. The store keeps `_tag` as the event type and `version` beside it.
@@ -566,7 +619,9 @@ export const Event = Schema.Union(
   AttemptNoted,
   IntentSettled,
   VerificationRecorded,
-  TurnRecorded
+  TurnRecorded,
+  TaskRewound,
+  ApproversEntryRecorded
 )
 
 /**
@@ -587,24 +642,24 @@ export const catalogue: Readonly<Record<Event["_tag"], number>> = {
   QuestionAsked: 1,
   QuestionAnswered: 1,
   RestatementProposed: 1,
-  RestatementApproved: 1,
+  RestatementApproved: 2,
   BriefClosed: 1,
   InterviewResumed: 1,
   SpecProposed: 1,
-  SpecApproved: 1,
+  SpecApproved: 2,
   PlanMarkedStale: 1,
   PreflightRecorded: 1,
   PlanProposed: 1,
-  PlanApproved: 1,
+  PlanApproved: 2,
   RunStarted: 1,
   AttemptFailed: 1,
   SuccessorGranted: 1,
   TaskBlocked: 1,
-  TaskUnblocked: 1,
+  TaskUnblocked: 2,
   VerificationStarted: 1,
-  TaskCompleted: 1,
+  TaskCompleted: 2,
   TaskFailed: 1,
-  TaskReopened: 1,
+  TaskReopened: 2,
   TaskPaused: 1,
   TaskResumed: 1,
   TaskCancelled: 1,
@@ -621,13 +676,15 @@ export const catalogue: Readonly<Record<Event["_tag"], number>> = {
   CommandExited: 1,
   BoundaryRecorded: 1,
   AttemptNoted: 1,
-  IntentSettled: 1,
-  VerificationRecorded: 1,
-  TurnRecorded: 1
+  IntentSettled: 2,
+  VerificationRecorded: 2,
+  TurnRecorded: 1,
+  TaskRewound: 1,
+  ApproversEntryRecorded: 1
 }
 
 /**
- * Events carry `version: 1` implicitly when built through {@link make}.
+ * Events carry their type's current version implicitly when built through {@link make}.
  *
  * @since 0.1.0
  * @category models
@@ -635,12 +692,12 @@ export const catalogue: Readonly<Record<Event["_tag"], number>> = {
 export type Input<E extends Event = Event> = E extends unknown ? Omit<E, "version"> : never
 
 /**
- * Builds an event of the current version.
+ * Builds an event of the current version of its type.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = <E extends Event>(input: Input<E>): E => ({ ...input, version: 1 }) as unknown as E
+export const make = <E extends Event>(input: Input<E>): E => ({ ...input, version: catalogue[input._tag] }) as unknown as E
 
 // ---------------------------------------------------------------------------------------------
 // Decoding
@@ -720,16 +777,105 @@ const members: { readonly [K in Event["_tag"]]: Schema.Schema.AnyNoContext } = {
   AttemptNoted,
   IntentSettled,
   VerificationRecorded,
-  TurnRecorded
+  TurnRecorded,
+  TaskRewound,
+  ApproversEntryRecorded
+}
+
+/** How one older version of an event type is read: its own schema, then an upcast to the current. */
+interface Legacy {
+  readonly schema: Schema.Schema.AnyNoContext
+  readonly upcast: (decoded: never) => Event
+}
+
+const older = <S extends Schema.Schema.AnyNoContext>(schema: S, upcast: (decoded: Schema.Schema.Type<S>) => Event): Legacy => ({
+  schema,
+  upcast: upcast as (decoded: never) => Event
+})
+
+const unsigned = <A extends object>(value: A): A & { readonly signature: null } => ({ ...value, signature: null })
+
+/**
+ * The older versions this kernel still reads, by type and version (ADR 0007). Each is written out
+ * as it was released, never derived from the current one, so a change to the current schema can
+ * never change how an old event reads. Version 1 of the events carrying a receipt or a verdict had
+ * no signatures: they upcast with `signature: null`, which never counts as a person's act.
+ */
+const legacy: { readonly [K in Event["_tag"]]?: Readonly<Record<number, Legacy>> } = {
+  RestatementApproved: {
+    1: older(
+      event("RestatementApproved", { digest: Digest.Digest, receipt: ReceiptV1 }),
+      (e) => ({ ...e, version: 2, receipt: unsigned(e.receipt) })
+    )
+  },
+  SpecApproved: {
+    1: older(
+      event("SpecApproved", { revision: Schema.Int, digest: Digest.Digest, receipt: ReceiptV1 }),
+      (e) => ({ ...e, version: 2, receipt: unsigned(e.receipt) })
+    )
+  },
+  PlanApproved: {
+    1: older(
+      event("PlanApproved", { revision: Schema.Int, digest: Digest.Digest, receipt: ReceiptV1 }),
+      (e) => ({ ...e, version: 2, receipt: unsigned(e.receipt) })
+    )
+  },
+  TaskUnblocked: {
+    1: older(
+      event("TaskUnblocked", { to: Schema.Literal("RUNNING", "VERIFYING"), resolution: NonEmpty }),
+      (e) => ({ ...e, version: 2, receipt: null })
+    )
+  },
+  TaskCompleted: {
+    1: older(
+      event("TaskCompleted", {
+        runId: NonEmpty,
+        specDigest: Digest.Digest,
+        planDigest: Digest.Digest,
+        verdicts: Schema.Array(AcVerdictV1)
+      }),
+      (e) => ({ ...e, version: 2, verdicts: e.verdicts.map(unsigned) })
+    )
+  },
+  TaskReopened: {
+    1: older(
+      event("TaskReopened", { from: TaskState, reason: NonEmpty, receipt: Schema.optional(ReceiptV1) }),
+      ({ receipt, ...rest }) => receipt === undefined ? { ...rest, version: 2 } : { ...rest, version: 2, receipt: unsigned(receipt) }
+    )
+  },
+  IntentSettled: {
+    1: older(
+      event("IntentSettled", {
+        intentId: NonEmpty,
+        runId: NonEmpty,
+        stepId: NonEmpty,
+        attempt: Schema.Int,
+        outcome: Schema.Literal("Succeeded", "Failed"),
+        receipt: ReceiptV1
+      }),
+      (e) => ({ ...e, version: 2, receipt: unsigned(e.receipt) })
+    )
+  },
+  VerificationRecorded: {
+    1: older(
+      event("VerificationRecorded", {
+        runId: NonEmpty,
+        snapshotLsn: Schema.Int,
+        outcome: Schema.Literal("APPROVED", "REVISE", "BLOCKED", "HELD"),
+        verdicts: Schema.Array(AcVerdictV1)
+      }),
+      (e) => ({ ...e, version: 2, verdicts: e.verdicts.map(unsigned) })
+    )
+  }
 }
 
 // Decoding against the one member named by `_tag` keeps errors about that event only, instead of
 // one complaint per member of the union.
+const decodeWith = (schema: Schema.Schema.AnyNoContext, input: unknown) =>
+  Schema.decodeUnknownEither(schema as Schema.Schema<unknown, unknown>, { onExcessProperty: "error", errors: "all" })(input)
+
 const decodeMember = (type: Event["_tag"], input: unknown) =>
-  Schema.decodeUnknownEither(members[type] as Schema.Schema<Event, unknown>, {
-    onExcessProperty: "error",
-    errors: "all"
-  })(input)
+  decodeWith(members[type], input) as Either.Either<Event, ParseResult.ParseError>
 
 /**
  * Decodes one event, checking the type and version before the body so that a newer log fails with
@@ -764,8 +910,11 @@ export const decode = (input: unknown): Either.Either<Event, EventDecodeError> =
   if (version !== null && Number.isInteger(version) && version > supported) {
     return Either.left(new EventDecodeError({ reason: "newer_version", type, version, detail: String(supported) }))
   }
+  const old = version === null ? undefined : legacy[type]?.[version]
   return Either.mapLeft(
-    decodeMember(type, input),
+    old === undefined
+      ? decodeMember(type, input)
+      : Either.map(decodeWith(old.schema, input), (decoded) => old.upcast(decoded as never)),
     (error) =>
       new EventDecodeError({
         reason: "malformed",

@@ -13,8 +13,9 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import * as Authority from "./Authority.js"
 import * as Digest from "./Digest.js"
-import { AcVerdict, Actor, Receipt, TaskState } from "./Event.js"
+import { AcVerdict, Actor, Blocker, Receipt, TaskState } from "./Event.js"
 import type { ReceiptSubject } from "./Event.js"
 
 /**
@@ -24,7 +25,7 @@ import type { ReceiptSubject } from "./Event.js"
  * @since 0.1.0
  * @category models
  */
-export const policyVersion = "ratchet-lifecycle/1"
+export const policyVersion = "ratchet-lifecycle/2"
 
 /**
  * Receipt channels that prove a person approved: an interactive terminal prompt. Anything an agent
@@ -52,6 +53,10 @@ export const ReasonCode = Schema.Literal(
   "receipt_wrong_subject",
   "approval_requires_user",
   "approval_requires_terminal",
+  "receipt_unsigned",
+  "approver_unknown",
+  "signature_invalid",
+  "verdict_unsigned",
   "stale_digest",
   "spec_not_approved",
   "preflight_missing",
@@ -250,16 +255,78 @@ const build = (
 const short = (digest: string): string => digest.slice("sha256:".length, "sha256:".length + 8)
 
 /**
+ * Whose signature a gate accepts, and where the receipt it checks was given: `revision` is the
+ * spec's or the plan's revision for their approvals (see `Authority.receiptFields`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Signed {
+  readonly authority: Authority.Authority
+  readonly revision: number | null
+}
+
+/** The command a person runs again to give a receipt for `subject`. */
+const commandFor = (taskId: string, subject: ReceiptSubject): string => {
+  switch (subject) {
+    case "reopen":
+      return `ratchet reopen ${taskId} --reason "<why>"`
+    case "unblock":
+      return `ratchet unblock ${taskId} --to RUNNING --resolution "<what resolved it>"`
+    case "resolution":
+      return `ratchet unblock ${taskId} --resolve <step> succeeded|failed`
+    case "rewind":
+      return `ratchet rewind ${taskId} --to <lsn>`
+    case "restatement":
+    case "spec":
+    case "plan":
+    case "scope":
+      return `ratchet approve ${taskId} ${subject}`
+  }
+}
+
+/**
+ * The finding for a person's act whose signature does not count, or none when it does.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+const standingFindings = (what: string, standing: Authority.Standing, approvers: number, command: string): ReadonlyArray<Finding> => {
+  if (standing._tag === "Signed") return []
+  const register = approvers === 0
+    ? "This project has no approvers yet: create your approval key and register it (ratchet approver init), then do it again"
+    : "Do it again yourself, on a terminal, with your approval key"
+  switch (standing._tag) {
+    case "Unsigned":
+      return [finding("receipt_unsigned", Authority.explain(what, standing), register, approvers === 0 ? "ratchet approver init" : command)]
+    case "UnknownKey":
+      return [
+        finding(
+          "approver_unknown",
+          Authority.explain(what, standing),
+          approvers === 0 ? register : "Have an approver register the key (ratchet approver add), or sign with a registered key",
+          approvers === 0 ? "ratchet approver init" : "ratchet approver list"
+        )
+      ]
+    case "NotTheSigner":
+    case "BadSignature":
+      return [finding("signature_invalid", Authority.explain(what, standing), register, command)]
+  }
+}
+
+/**
  * The checks every receipt passes: present, for this subject, by a person, on a trusted channel,
- * for the digest that is current now.
+ * for the digest that is current now, and signed by one of the project's approvers over exactly
+ * that.
  */
 const receiptFindings = (
   context: Context,
   subject: ReceiptSubject,
   current: Digest.Digest,
-  receipt: Receipt | null
+  receipt: Receipt | null,
+  signed: Signed
 ): ReadonlyArray<Finding> => {
-  const approve = `ratchet ${subject === "reopen" ? "reopen" : "approve"} ${context.taskId}${subject === "reopen" ? "" : ` ${subject}`}`
+  const approve = commandFor(context.taskId, subject)
   if (receipt === null) {
     return [
       finding(
@@ -311,6 +378,14 @@ const receiptFindings = (
       )
     )
   }
+  findings.push(
+    ...standingFindings(
+      `The ${subject} receipt`,
+      Authority.ofReceipt(signed.authority, context.taskId, signed.revision, receipt),
+      signed.authority.approvers.length,
+      approve
+    )
+  )
   return findings
 }
 
@@ -415,9 +490,14 @@ export const briefClosure = (
  */
 export const restatementApproval = (
   context: Context,
-  facts: { readonly digest: Digest.Digest; readonly receipt: Receipt | null }
+  facts: { readonly digest: Digest.Digest; readonly receipt: Receipt | null; readonly authority: Authority.Authority }
 ): Gate =>
-  build("restatement_approval", "INTERVIEWING", context, receiptFindings(context, "restatement", facts.digest, facts.receipt))
+  build(
+    "restatement_approval",
+    "INTERVIEWING",
+    context,
+    receiptFindings(context, "restatement", facts.digest, facts.receipt, { authority: facts.authority, revision: null })
+  )
 
 /**
  * INTERVIEWING → SPEC_READY: the brief passed its closure audit and was closed.
@@ -448,8 +528,19 @@ export const specProposal = (context: Context, facts: { readonly briefClosed: bo
  */
 export const specApproval = (
   context: Context,
-  facts: { readonly specDigest: Digest.Digest; readonly receipt: Receipt | null }
-): Gate => build("spec_approval", "SPEC_APPROVED", context, receiptFindings(context, "spec", facts.specDigest, facts.receipt))
+  facts: {
+    readonly specDigest: Digest.Digest
+    readonly revision: number
+    readonly receipt: Receipt | null
+    readonly authority: Authority.Authority
+  }
+): Gate =>
+  build(
+    "spec_approval",
+    "SPEC_APPROVED",
+    context,
+    receiptFindings(context, "spec", facts.specDigest, facts.receipt, { authority: facts.authority, revision: facts.revision })
+  )
 
 /**
  * PREFLIGHT → PLAN_READY: a preflight of the current spec found no wrong assumption, and the plan
@@ -515,7 +606,13 @@ export const planProposal = (
  */
 export const planApproval = (
   context: Context,
-  facts: { readonly planDigest: Digest.Digest; readonly stale: boolean; readonly receipt: Receipt | null }
+  facts: {
+    readonly planDigest: Digest.Digest
+    readonly revision: number
+    readonly stale: boolean
+    readonly receipt: Receipt | null
+    readonly authority: Authority.Authority
+  }
 ): Gate => {
   const findings: Array<Finding> = []
   if (facts.stale) {
@@ -528,13 +625,37 @@ export const planApproval = (
       )
     )
   }
-  findings.push(...receiptFindings(context, "plan", facts.planDigest, facts.receipt))
+  findings.push(...receiptFindings(context, "plan", facts.planDigest, facts.receipt, { authority: facts.authority, revision: facts.revision }))
   return build("plan_approval", "PLAN_APPROVED", context, findings)
 }
 
 /**
+ * The approvals a run rests on, as the task recorded them: the receipt behind the current spec's
+ * and plan's approval, with the revision each was given at (`null` receipt: never approved).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Approvals {
+  readonly spec: { readonly digest: Digest.Digest; readonly revision: number; readonly receipt: Receipt | null }
+  readonly plan: { readonly digest: Digest.Digest; readonly revision: number; readonly receipt: Receipt | null }
+}
+
+/**
+ * The approvals a run rests on, checked again as any receipt is: a spec or plan that reached
+ * "approved" through a receipt that is not a person's signed approval of exactly it (written
+ * straight into the store, or by an older Ratchet without signatures) holds the run and the
+ * completion, whatever the state says.
+ */
+const approvalFindings = (context: Context, approvals: Approvals, authority: Authority.Authority): ReadonlyArray<Finding> => [
+  ...receiptFindings(context, "spec", approvals.spec.digest, approvals.spec.receipt, { authority, revision: approvals.spec.revision }),
+  ...receiptFindings(context, "plan", approvals.plan.digest, approvals.plan.receipt, { authority, revision: approvals.plan.revision })
+]
+
+/**
  * PLAN_APPROVED → RUNNING: the contract and plan the caller means to run are the current ones and
- * are approved, the spec defines the allowed scope, and the caller holds the writer lease.
+ * are approved (by signed receipts of the project's approvers, checked again here), the spec
+ * defines the allowed scope, and the caller holds the writer lease.
  *
  * @since 0.1.0
  * @category constructors
@@ -551,6 +672,8 @@ export const runStart = (
     readonly requestedPlanDigest: Digest.Digest
     readonly allowedScope: ReadonlyArray<string>
     readonly leaseHeld: boolean
+    readonly approvals: Approvals
+    readonly authority: Authority.Authority
   }
 ): Gate => {
   const findings: Array<Finding> = []
@@ -582,6 +705,9 @@ export const runStart = (
         `ratchet approve ${context.taskId} plan`
       )
     )
+  }
+  if (facts.approvedSpecDigest === facts.currentSpecDigest && facts.approvedPlanDigest === facts.currentPlanDigest && !facts.planStale) {
+    findings.push(...approvalFindings(context, facts.approvals, facts.authority))
   }
   if (facts.requestedSpecDigest !== facts.currentSpecDigest || facts.requestedPlanDigest !== facts.currentPlanDigest) {
     findings.push(
@@ -641,43 +767,111 @@ export const verificationEntry = (context: Context, facts: { readonly pendingSte
   )
 
 /**
- * VERIFYING → COMPLETED. CLEAR only when every required acceptance criterion has a PASS verdict
- * with evidence, taken against the current spec digest, by a verifier that did not execute the
- * steps, and no blocker is open. A CLEAR completion gate is the READY_TO_COMPLETE gate.
+ * Who worked on a run, for independence: a verdict by one of them never counts. Matched by kind
+ * and id, so a person is barred only for work done as themselves (a manual step they marked done);
+ * starting a runner does not make them the worker of its steps (the runner, `runner:<id>`, is), so
+ * the same person may verify them, and an agent's session (`agent:…`) never shares an id with an
+ * approver.
  *
- * Per criterion, the newest verdict taken against the current digest decides; verdicts against an
- * older digest are reported as stale and never reused.
+ * @since 0.2.0
+ * @category guards
+ */
+export const isWorker = (workers: ReadonlyArray<Actor>, actor: Actor): boolean =>
+  workers.some((worker) => worker.kind === actor.kind && worker.id === actor.id)
+
+/**
+ * What decides which verdicts count for a completion.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface VerdictFacts {
+  readonly taskId: string
+  readonly runId: string
+  readonly currentSpecDigest: Digest.Digest
+  readonly workers: ReadonlyArray<Actor>
+  readonly authority: Authority.Authority
+}
+
+/**
+ * Whether a verdict may count: taken against the current spec digest, signed by one of the
+ * project's approvers over exactly itself and this run, by someone who did not work on the run.
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isEligible = (facts: VerdictFacts, verdict: AcVerdict): boolean =>
+  verdict.specDigest === facts.currentSpecDigest &&
+  !isWorker(facts.workers, verdict.verifier) &&
+  Authority.ofVerdict(facts.authority, facts.taskId, facts.runId, verdict)._tag === "Signed"
+
+/**
+ * The verdicts a completion rests on: per criterion, the newest eligible one ({@link isEligible}),
+ * in the order given (of two equally new, the later one).
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const countedVerdicts = (facts: VerdictFacts, verdicts: ReadonlyArray<AcVerdict>): ReadonlyArray<AcVerdict> => {
+  const eligible = verdicts.filter((verdict) => isEligible(facts, verdict))
+  return eligible.filter((verdict, index) =>
+    !eligible.some((other, j) => other.acId === verdict.acId && (other.at > verdict.at || (other.at === verdict.at && j > index)))
+  )
+}
+
+/**
+ * VERIFYING → COMPLETED. CLEAR only when every required acceptance criterion has a PASS verdict
+ * with evidence, taken against the current spec digest, signed by one of the project's approvers,
+ * by a verifier that did not work on the run, no blocker is open, and the approvals of the spec and
+ * plan are still a person's signed receipts. A CLEAR completion gate is the READY_TO_COMPLETE gate.
+ *
+ * Per criterion, the newest eligible verdict decides; verdicts against an older digest are
+ * reported as stale and never reused; unsigned ones (an agent's, a pass off a terminal) and a
+ * worker's are reported and never count.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const completion = (
   context: Context,
-  facts: {
-    readonly currentSpecDigest: Digest.Digest
+  facts: VerdictFacts & {
     readonly requiredAcs: ReadonlyArray<string>
     readonly verdicts: ReadonlyArray<AcVerdict>
-    /** Identities that executed the run's steps (workers). */
-    readonly workers: ReadonlyArray<Actor>
     readonly openBlockers: number
+    readonly approvals: Approvals
   }
 ): Gate => {
   const findings: Array<Finding> = []
   const evidence: Array<string> = []
-  const isWorker = (actor: Actor) => facts.workers.some((worker) => worker.id === actor.id)
+  const counted = countedVerdicts(facts, facts.verdicts)
   for (const acId of facts.requiredAcs) {
     const forAc = facts.verdicts.filter((verdict) => verdict.acId === acId)
-    const current = forAc
-      .filter((verdict) => verdict.specDigest === facts.currentSpecDigest && !isWorker(verdict.verifier))
-      .reduce<AcVerdict | null>((newest, verdict) => (newest === null || verdict.at >= newest.at ? verdict : newest), null)
+    const current = counted.find((verdict) => verdict.acId === acId) ?? null
     const verify = `ratchet verify ${context.taskId} --ac ${acId}`
     if (current === null) {
-      if (forAc.some((verdict) => verdict.specDigest === facts.currentSpecDigest && isWorker(verdict.verifier))) {
+      const onDigest = forAc.filter((verdict) => verdict.specDigest === facts.currentSpecDigest)
+      const independent = onDigest.filter((verdict) => !isWorker(facts.workers, verdict.verifier))
+      if (onDigest.length > 0 && independent.length === 0) {
         findings.push(
           finding(
             "self_verification",
-            `${acId} was judged only by the worker that executed the steps.`,
+            `${acId} was judged only by someone who worked on the run.`,
             `Verify ${acId} with an independent verifier`,
+            verify
+          )
+        )
+      } else if (independent.length > 0) {
+        const newest = independent.reduce((a, b) => (b.at >= a.at ? b : a))
+        const standing = Authority.ofVerdict(facts.authority, context.taskId, facts.runId, newest)
+        findings.push(
+          finding(
+            "verdict_unsigned",
+            standing._tag === "Signed"
+              ? `${acId} has no verdict that counts.`
+              : Authority.explain(`${acId}'s verdict by ${newest.verifier.kind}:${newest.verifier.id}`, standing),
+            facts.authority.approvers.length === 0
+              ? `Register an approval key (ratchet approver init), then verify ${acId} with it`
+              : `Verify ${acId} yourself, on a terminal, signing with your approval key`,
             verify
           )
         )
@@ -725,15 +919,45 @@ export const completion = (
       )
     )
   }
+  findings.push(...approvalFindings(context, facts.approvals, facts.authority))
   return build("completion", "COMPLETED", context, findings, evidence)
 }
+
+/**
+ * Blockers only a person lifts: a scope violation (accepting a change outside the approved scope
+ * is widening it) and a decision a person was asked for (the checkout changed under a paused run,
+ * a step's tree could not be read). Lifting them takes a signed receipt (subject `unblock`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const personalBlockers: ReadonlyArray<Blocker["category"]> = ["scope_violation", "decision_needed"]
+
+/**
+ * The digest a person's receipt for an unblock binds: the task, where it goes, and the blockers it
+ * lifts, exactly.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const unblockDigest = (taskId: string, to: "RUNNING" | "VERIFYING", blockers: ReadonlyArray<Blocker>): Digest.Digest =>
+  Digest.ofCanonical(
+    JSON.stringify({
+      unblock: {
+        taskId,
+        to,
+        blockers: blockers.map((blocker) => [blocker.category, blocker.owner, blocker.requiredAction, blocker.lastEvidence ?? []])
+      }
+    })
+  )
 
 /**
  * BLOCKED → RUNNING or VERIFYING. Back to VERIFYING only when the missing evidence or dependency
  * arrived with no change to the code and every step is terminal, and never after a criterion
  * FAILED (that needs the work revised, so RUNNING); back to RUNNING or VERIFYING never when the
  * block was the retry budget (continuing with the same strategy is forbidden — the contract must
- * change, through a reopen).
+ * change, through a reopen). A blocker only a person lifts ({@link personalBlockers}) needs their
+ * signed receipt for exactly this unblock ({@link unblockDigest}).
  *
  * @since 0.1.0
  * @category constructors
@@ -742,14 +966,17 @@ export const unblock = (
   context: Context,
   facts: {
     readonly to: "RUNNING" | "VERIFYING"
-    readonly blockerCategories: ReadonlyArray<string>
+    readonly blockers: ReadonlyArray<Blocker>
     readonly codeChanged: boolean
     readonly pendingSteps: ReadonlyArray<string>
+    readonly receipt: Receipt | null
+    readonly authority: Authority.Authority
   }
 ): Gate => {
   const findings: Array<Finding> = []
+  const blockerCategories = facts.blockers.map((blocker) => blocker.category)
   const reopen = `ratchet reopen ${context.taskId} --reason "<what must change>"`
-  const spent = facts.blockerCategories.filter((category) =>
+  const spent = blockerCategories.filter((category) =>
     category === "retry_budget_spent" || category === "repeated_failure" || category === "no_progress"
   )
   if (facts.to === "VERIFYING") {
@@ -763,7 +990,7 @@ export const unblock = (
         )
       )
     }
-    if (facts.blockerCategories.includes("verification_failed")) {
+    if (blockerCategories.includes("verification_failed")) {
       findings.push(
         finding(
           "ac_not_passed",
@@ -785,7 +1012,7 @@ export const unblock = (
     }
     // Verifying resumes only what verifying stopped for: missing evidence or a missing dependency.
     // Anything else (a scope violation, a step awaiting a decision) is resolved by running.
-    const notEvidence = facts.blockerCategories.filter((category) =>
+    const notEvidence = blockerCategories.filter((category) =>
       !["missing_evidence", "missing_dependency", "verification_failed", "retry_budget_spent", "repeated_failure", "no_progress"].includes(category)
     )
     if (notEvidence.length > 0) {
@@ -822,6 +1049,14 @@ export const unblock = (
       )
     }
   }
+  if (facts.blockers.some((blocker) => personalBlockers.includes(blocker.category))) {
+    findings.push(
+      ...receiptFindings(context, "unblock", unblockDigest(context.taskId, facts.to, facts.blockers), facts.receipt, {
+        authority: facts.authority,
+        revision: null
+      })
+    )
+  }
   return build("unblock", facts.to, context, findings)
 }
 
@@ -833,5 +1068,11 @@ export const unblock = (
  */
 export const reopenFromFailed = (
   context: Context,
-  facts: { readonly specDigest: Digest.Digest; readonly receipt: Receipt | null }
-): Gate => build("reopen", "REOPENED", context, receiptFindings(context, "reopen", facts.specDigest, facts.receipt))
+  facts: { readonly specDigest: Digest.Digest; readonly receipt: Receipt | null; readonly authority: Authority.Authority }
+): Gate =>
+  build(
+    "reopen",
+    "REOPENED",
+    context,
+    receiptFindings(context, "reopen", facts.specDigest, facts.receipt, { authority: facts.authority, revision: null })
+  )

@@ -19,6 +19,7 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import type * as Authority from "./Authority.js"
 import * as Digest from "./Digest.js"
 import * as Event from "./Event.js"
 import * as Gate from "./Gate.js"
@@ -232,6 +233,8 @@ export interface Task {
     readonly digest: Digest.Digest
     readonly spec: Spec.Spec
     readonly approvedDigest: Digest.Digest | null
+    /** The receipt the approval was recorded with, checked again before a run and a completion. */
+    readonly approval: Event.Receipt | null
   } | null
   readonly preflight: { readonly specDigest: Digest.Digest; readonly observation: Event.PreflightObservation } | null
   readonly plan: {
@@ -239,6 +242,8 @@ export interface Task {
     readonly digest: Digest.Digest
     readonly plan: Plan.Plan
     readonly approvedDigest: Digest.Digest | null
+    /** The receipt the approval was recorded with, checked again before a run and a completion. */
+    readonly approval: Event.Receipt | null
     readonly stale: boolean
   } | null
   readonly run: {
@@ -283,7 +288,8 @@ export const TaskSchema = Schema.Struct({
     revision: Schema.Int,
     digest: Digest.Digest,
     spec: Spec.Spec,
-    approvedDigest: Schema.NullOr(Digest.Digest)
+    approvedDigest: Schema.NullOr(Digest.Digest),
+    approval: Schema.NullOr(Event.Receipt)
   })),
   preflight: Schema.NullOr(Schema.Struct({ specDigest: Digest.Digest, observation: Event.PreflightObservation })),
   plan: Schema.NullOr(Schema.Struct({
@@ -291,6 +297,7 @@ export const TaskSchema = Schema.Struct({
     digest: Digest.Digest,
     plan: Plan.Plan,
     approvedDigest: Schema.NullOr(Digest.Digest),
+    approval: Schema.NullOr(Event.Receipt),
     stale: Schema.Boolean
   })),
   run: Schema.NullOr(Schema.Struct({
@@ -421,26 +428,26 @@ export const evolve = (aggregate: Aggregate, event: Event.Event): Aggregate => {
     case "SpecProposed":
       return {
         ...at(task, "SPEC_READY"),
-        spec: { revision: event.revision, digest: event.digest, spec: event.spec, approvedDigest: null }
+        spec: { revision: event.revision, digest: event.digest, spec: event.spec, approvedDigest: null, approval: null }
       }
     case "SpecApproved":
       return {
         ...at(task, "SPEC_APPROVED"),
-        spec: task.spec === null ? null : { ...task.spec, approvedDigest: event.digest }
+        spec: task.spec === null ? null : { ...task.spec, approvedDigest: event.digest, approval: event.receipt }
       }
     case "PlanMarkedStale":
-      return { ...task, plan: task.plan === null ? null : { ...task.plan, stale: true, approvedDigest: null } }
+      return { ...task, plan: task.plan === null ? null : { ...task.plan, stale: true, approvedDigest: null, approval: null } }
     case "PreflightRecorded":
       return { ...at(task, "PREFLIGHT"), preflight: { specDigest: event.specDigest, observation: event.observation } }
     case "PlanProposed":
       return {
         ...at(task, "PLAN_READY"),
-        plan: { revision: event.revision, digest: event.digest, plan: event.plan, approvedDigest: null, stale: false }
+        plan: { revision: event.revision, digest: event.digest, plan: event.plan, approvedDigest: null, approval: null, stale: false }
       }
     case "PlanApproved":
       return {
         ...at(task, "PLAN_APPROVED"),
-        plan: task.plan === null ? null : { ...task.plan, approvedDigest: event.digest }
+        plan: task.plan === null ? null : { ...task.plan, approvedDigest: event.digest, approval: event.receipt }
       }
     case "RunStarted":
       return {
@@ -490,6 +497,8 @@ export const evolve = (aggregate: Aggregate, event: Event.Event): Aggregate => {
     case "IntentSettled":
     case "VerificationRecorded":
     case "TurnRecorded":
+    case "TaskRewound":
+    case "ApproversEntryRecorded":
       // Run-level facts share the stream but not the lifecycle state.
       return task
   }
@@ -579,20 +588,21 @@ export type Command =
     readonly source: "user" | "code" | "research"
   }
   | Meta & { readonly _tag: "Restate"; readonly text: string }
-  | Meta & { readonly _tag: "ApproveRestatement"; readonly receipt: Event.Receipt }
+  | Meta & { readonly _tag: "ApproveRestatement"; readonly receipt: Event.Receipt; readonly authority: Authority.Authority }
   | Meta & { readonly _tag: "CloseBrief" }
   | Meta & { readonly _tag: "ResumeInterview" }
   | Meta & { readonly _tag: "ProposeSpec"; readonly spec: Spec.Spec }
-  | Meta & { readonly _tag: "ApproveSpec"; readonly receipt: Event.Receipt }
+  | Meta & { readonly _tag: "ApproveSpec"; readonly receipt: Event.Receipt; readonly authority: Authority.Authority }
   | Meta & { readonly _tag: "RecordPreflight"; readonly observation: Event.PreflightObservation }
   | Meta & { readonly _tag: "ProposePlan"; readonly plan: Plan.Plan }
-  | Meta & { readonly _tag: "ApprovePlan"; readonly receipt: Event.Receipt }
+  | Meta & { readonly _tag: "ApprovePlan"; readonly receipt: Event.Receipt; readonly authority: Authority.Authority }
   | Meta & {
     readonly _tag: "StartRun"
     readonly runId: string
     readonly specDigest: Digest.Digest
     readonly planDigest: Digest.Digest
     readonly lease: { readonly held: boolean; readonly epoch: number }
+    readonly authority: Authority.Authority
   }
   | Meta & {
     readonly _tag: "RecordAttemptFailure"
@@ -606,6 +616,7 @@ export type Command =
     readonly _tag: "Complete"
     readonly verdicts: ReadonlyArray<Event.AcVerdict>
     readonly workers: ReadonlyArray<Event.Actor>
+    readonly authority: Authority.Authority
   }
   | Meta & { readonly _tag: "Block"; readonly blocker: Event.Blocker }
   | Meta & {
@@ -614,9 +625,17 @@ export type Command =
     readonly resolution: string
     readonly codeChanged: boolean
     readonly pendingSteps: ReadonlyArray<string>
+    /** A person's signed receipt: needed when a blocker only a person lifts is open (`Gate.personalBlockers`). */
+    readonly receipt: Event.Receipt | null
+    readonly authority: Authority.Authority
   }
   | Meta & { readonly _tag: "Fail"; readonly reason: string; readonly evidenceRefs: ReadonlyArray<string> }
-  | Meta & { readonly _tag: "Reopen"; readonly reason: string; readonly receipt: Event.Receipt | null }
+  | Meta & {
+    readonly _tag: "Reopen"
+    readonly reason: string
+    readonly receipt: Event.Receipt | null
+    readonly authority: Authority.Authority
+  }
   | Meta & { readonly _tag: "Pause"; readonly reason?: string }
   | Meta & { readonly _tag: "Resume" }
   | Meta & { readonly _tag: "Cancel"; readonly reason: string }
@@ -702,6 +721,9 @@ const refuse = (
 const emit = (...events: ReadonlyArray<Event.Event>): Decision => Either.right(events)
 
 const meta = (command: Command) => ({ actor: command.actor, at: command.at, version: 1 as const })
+
+/** The same, for the event types at version 2 (those carrying a signed receipt or verdicts). */
+const meta2 = (command: Command) => ({ actor: command.actor, at: command.at, version: 2 as const })
 
 const binding = (task: Task): Gate.Binding => ({
   taskVersion: task.version,
@@ -883,8 +905,8 @@ export const decide = (command: Command, aggregate: Aggregate): Decision => {
       }
       return gated(
         command,
-        Gate.restatementApproval(context(task, command), { digest: restatement.digest, receipt: command.receipt }),
-        () => emit({ _tag: "RestatementApproved", ...meta(command), digest: restatement.digest, receipt: command.receipt })
+        Gate.restatementApproval(context(task, command), { digest: restatement.digest, receipt: command.receipt, authority: command.authority }),
+        () => emit({ _tag: "RestatementApproved", ...meta2(command), digest: restatement.digest, receipt: command.receipt })
       )
     }
 
@@ -918,8 +940,13 @@ export const decide = (command: Command, aggregate: Aggregate): Decision => {
       const spec = task.spec
       return gated(
         command,
-        Gate.specApproval(context(task, command), { specDigest: spec.digest, receipt: command.receipt }),
-        () => emit({ _tag: "SpecApproved", ...meta(command), revision: spec.revision, digest: spec.digest, receipt: command.receipt })
+        Gate.specApproval(context(task, command), {
+          specDigest: spec.digest,
+          revision: spec.revision,
+          receipt: command.receipt,
+          authority: command.authority
+        }),
+        () => emit({ _tag: "SpecApproved", ...meta2(command), revision: spec.revision, digest: spec.digest, receipt: command.receipt })
       )
     }
 
@@ -944,8 +971,14 @@ export const decide = (command: Command, aggregate: Aggregate): Decision => {
       const plan = task.plan
       return gated(
         command,
-        Gate.planApproval(context(task, command), { planDigest: plan.digest, stale: plan.stale, receipt: command.receipt }),
-        () => emit({ _tag: "PlanApproved", ...meta(command), revision: plan.revision, digest: plan.digest, receipt: command.receipt })
+        Gate.planApproval(context(task, command), {
+          planDigest: plan.digest,
+          revision: plan.revision,
+          stale: plan.stale,
+          receipt: command.receipt,
+          authority: command.authority
+        }),
+        () => emit({ _tag: "PlanApproved", ...meta2(command), revision: plan.revision, digest: plan.digest, receipt: command.receipt })
       )
     }
 
@@ -975,7 +1008,9 @@ export const decide = (command: Command, aggregate: Aggregate): Decision => {
           requestedSpecDigest: command.specDigest,
           requestedPlanDigest: command.planDigest,
           allowedScope: spec.spec.execution?.allowedScope ?? [],
-          leaseHeld: command.lease.held
+          leaseHeld: command.lease.held,
+          approvals: approvalsOf(spec, plan),
+          authority: command.authority
         }),
         () =>
           emit({
@@ -1011,23 +1046,30 @@ export const decide = (command: Command, aggregate: Aggregate): Decision => {
       const spec = task.spec
       const plan = task.plan
       const run = task.run
+      const facts: Gate.VerdictFacts = {
+        taskId: task.taskId,
+        runId: run.runId,
+        currentSpecDigest: spec.digest,
+        workers: command.workers,
+        authority: command.authority
+      }
       return gated(
         command,
         Gate.completion(context(task, command), {
-          currentSpecDigest: spec.digest,
+          ...facts,
           requiredAcs: spec.spec.acceptanceCriteria.filter((ac) => ac.required).map((ac) => ac.id),
           verdicts: command.verdicts,
-          workers: command.workers,
-          openBlockers: task.blockers.length
+          openBlockers: task.blockers.length,
+          approvals: approvalsOf(spec, plan)
         }),
         () =>
           emit({
             _tag: "TaskCompleted",
-            ...meta(command),
+            ...meta2(command),
             runId: run.runId,
             specDigest: spec.digest,
             planDigest: plan.digest,
-            verdicts: counted(command.verdicts, spec.digest, command.workers)
+            verdicts: Gate.countedVerdicts(facts, command.verdicts)
           })
       )
     }
@@ -1044,11 +1086,13 @@ export const decide = (command: Command, aggregate: Aggregate): Decision => {
         command,
         Gate.unblock(context(task, command), {
           to: command.to,
-          blockerCategories: task.blockers.map((blocker) => blocker.category),
+          blockers: task.blockers,
           codeChanged: command.codeChanged,
-          pendingSteps: command.pendingSteps
+          pendingSteps: command.pendingSteps,
+          receipt: command.receipt,
+          authority: command.authority
         }),
-        () => emit({ _tag: "TaskUnblocked", ...meta(command), to: command.to, resolution: command.resolution })
+        () => emit({ _tag: "TaskUnblocked", ...meta2(command), to: command.to, resolution: command.resolution, receipt: command.receipt })
       )
 
     case "Fail":
@@ -1260,26 +1304,26 @@ const recordAttemptFailure = (
   })
 }
 
+const approvalsOf = (spec: NonNullable<Task["spec"]>, plan: NonNullable<Task["plan"]>): Gate.Approvals => ({
+  spec: { digest: spec.digest, revision: spec.revision, receipt: spec.approval },
+  plan: { digest: plan.digest, revision: plan.revision, receipt: plan.approval }
+})
+
 /**
- * The verdicts a completion rests on: per criterion, the newest taken against `specDigest` by an
- * identity that is not a worker (the ones the completion gate counted), in the order given.
+ * The approvals a run rests on, as the task holds them (`Gate.Approvals`), or null before the
+ * task has both a spec and a plan.
+ *
+ * @since 0.2.0
+ * @category getters
  */
-const counted = (
-  verdicts: ReadonlyArray<Event.AcVerdict>,
-  specDigest: Digest.Digest,
-  workers: ReadonlyArray<Event.Actor>
-): ReadonlyArray<Event.AcVerdict> => {
-  const eligible = verdicts.filter((verdict) => verdict.specDigest === specDigest && !workers.some((worker) => worker.id === verdict.verifier.id))
-  return eligible.filter((verdict, index) =>
-    !eligible.some((other, j) => other.acId === verdict.acId && (other.at > verdict.at || (other.at === verdict.at && j > index)))
-  )
-}
+export const approvals = (task: Task): Gate.Approvals | null =>
+  task.spec === null || task.plan === null ? null : approvalsOf(task.spec, task.plan)
 
 const reopen = (task: Task, command: Extract<Command, { _tag: "Reopen" }>): Decision => {
   const reopened = (): Decision =>
     emit({
       _tag: "TaskReopened",
-      ...meta(command),
+      ...meta2(command),
       from: task.state,
       reason: command.reason,
       ...(command.receipt === null ? {} : { receipt: command.receipt })
@@ -1294,7 +1338,11 @@ const reopen = (task: Task, command: Extract<Command, { _tag: "Reopen" }>): Deci
       if (task.spec === null) return forbidden(task, command, "a failed task without a spec cannot be reopened")
       return gated(
         command,
-        Gate.reopenFromFailed(context(task, command), { specDigest: task.spec.digest, receipt: command.receipt }),
+        Gate.reopenFromFailed(context(task, command), {
+          specDigest: task.spec.digest,
+          receipt: command.receipt,
+          authority: command.authority
+        }),
         reopened
       )
     }

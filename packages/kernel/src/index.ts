@@ -11,8 +11,12 @@
  * @since 0.1.0
  */
 
+/** @since 0.2.0 */
+export * as Approvers from "./Approvers.js"
 /** @since 0.1.0 */
 export * as Attempt from "./Attempt.js"
+/** @since 0.2.0 */
+export * as Authority from "./Authority.js"
 /** @since 0.1.0 */
 export * as Digest from "./Digest.js"
 /** @since 0.1.0 */
@@ -23,6 +27,8 @@ export * as Gate from "./Gate.js"
 export * as Intent from "./Intent.js"
 /** @since 0.1.0 */
 export * as Plan from "./Plan.js"
+/** @since 0.2.0 */
+export * as Signature from "./Signature.js"
 /** @since 0.1.0 */
 export * as Spec from "./Spec.js"
 /** @since 0.1.0 */

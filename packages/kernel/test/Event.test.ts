@@ -56,8 +56,24 @@ const TYPES = [
   "AttemptNoted",
   "IntentSettled",
   "VerificationRecorded",
-  "TurnRecorded"
+  "TurnRecorded",
+  "TaskRewound",
+  "ApproversEntryRecorded"
 ] as const
+
+/** The types at version 2: those carrying a signed receipt or signed verdicts (written out). */
+const SIGNED_TYPES = [
+  "RestatementApproved",
+  "SpecApproved",
+  "PlanApproved",
+  "TaskUnblocked",
+  "TaskCompleted",
+  "TaskReopened",
+  "IntentSettled",
+  "VerificationRecorded"
+] as const
+
+const versionOf = (type: (typeof TYPES)[number]): number => ((SIGNED_TYPES as ReadonlyArray<string>).includes(type) ? 2 : 1)
 
 /** The stored form: encoded, then through JSON text as a store would keep it. */
 const stored = (event: AnyEvent): Record<string, unknown> =>
@@ -92,9 +108,19 @@ const roundTrips = (event: AnyEvent): void => {
 }
 
 describe("the catalogue", () => {
-  it("lists the 40 event types, each at version 1", () => {
+  it("lists the 44 event types, those carrying signatures at version 2 and the rest at version 1", () => {
     expect(Object.keys(Event.catalogue)).toEqual(TYPES)
-    for (const type of TYPES) expect(Event.catalogue[type], type).toBe(1)
+    for (const type of TYPES) expect(Event.catalogue[type], type).toBe(versionOf(type))
+  })
+
+  it("make fills in the current version of each type", () => {
+    expect(
+      Event.make<Extract<AnyEvent, { _tag: "TaskUnblocked" }>>({ _tag: "TaskUnblocked", actor: user, at: 3, to: "RUNNING", resolution: "r", receipt: null })
+    ).toEqual({ _tag: "TaskUnblocked", version: 2, actor: user, at: 3, to: "RUNNING", resolution: "r", receipt: null })
+  })
+
+  it("the approvers stream of a project is named after it, never like a task", () => {
+    expect(Event.approversStreamOf("p-1")).toBe("approvers.p-1")
   })
 
   it("the task states are the 15 canonical ones", () => {
@@ -241,7 +267,7 @@ describe("unknown types", () => {
 })
 
 describe("newer versions", () => {
-  it.each([2, 99])("version %i of a known type is newer_version, naming type and version", (version) => {
+  it.each([2, 99])("version %i of a version-1 type is newer_version, naming type and version", (version) => {
     const error = decodeError({ ...stored(SAMPLE_EVENTS.TaskCreated), version })
     expect(error.reason).toBe("newer_version")
     expect(error.type).toBe("TaskCreated")
@@ -258,7 +284,87 @@ describe("newer versions", () => {
   })
 
   it.each(TYPES)("applies to %s", (type) => {
-    expect(decodeError({ ...stored(SAMPLE_EVENTS[type]), version: 2 }).reason).toBe("newer_version")
+    const error = decodeError({ ...stored(SAMPLE_EVENTS[type]), version: versionOf(type) + 1 })
+    expect(error.reason).toBe("newer_version")
+    expect(error.detail).toBe(String(versionOf(type)))
+  })
+})
+
+describe("version 1 of the signed types still reads, upcast with no signature (which never counts)", () => {
+  const receiptV1 = { subject: "spec", digest: fakeDigest("a"), actor: { kind: "user", id: "alice" }, channel: "terminal", at: 7 }
+  const verdictV1 = { acId: "AC-001", verdict: "PASS", evidenceRefs: ["ev-1"], specDigest: fakeDigest("a"), verifier: { kind: "user", id: "vera" }, at: 8 }
+  const head = (tag: string) => ({ _tag: tag, version: 1, actor: { kind: "user", id: "alice" }, at: 9 })
+  const read = (input: unknown): AnyEvent => {
+    const result = Event.decode(input)
+    if (Either.isLeft(result)) throw new Error(result.left.message)
+    return result.right
+  }
+
+  it.each([
+    { tag: "RestatementApproved", body: { digest: fakeDigest("a"), receipt: receiptV1 } },
+    { tag: "SpecApproved", body: { revision: 3, digest: fakeDigest("a"), receipt: receiptV1 } },
+    { tag: "PlanApproved", body: { revision: 2, digest: fakeDigest("a"), receipt: receiptV1 } },
+    { tag: "IntentSettled", body: { intentId: "i-1", runId: "r-1", stepId: "s", attempt: 1, outcome: "Failed", receipt: receiptV1 } },
+    { tag: "TaskReopened", body: { from: "FAILED", reason: "why", receipt: receiptV1 } }
+  ])("$tag version 1: the receipt gets signature null, the rest unchanged, version 2", ({ body, tag }) => {
+    expect(read({ ...head(tag), ...body })).toEqual({ ...head(tag), ...body, version: 2, receipt: { ...receiptV1, signature: null } })
+  })
+
+  it("TaskReopened version 1 without a receipt stays without one", () => {
+    expect(read({ ...head("TaskReopened"), from: "RUNNING", reason: "why" })).toEqual({ ...head("TaskReopened"), from: "RUNNING", reason: "why", version: 2 })
+  })
+
+  it("TaskUnblocked version 1 had no receipt: it reads with receipt null", () => {
+    expect(read({ ...head("TaskUnblocked"), to: "VERIFYING", resolution: "fixed" })).toEqual({
+      ...head("TaskUnblocked"),
+      to: "VERIFYING",
+      resolution: "fixed",
+      version: 2,
+      receipt: null
+    })
+  })
+
+  it.each([
+    { tag: "TaskCompleted", body: { runId: "r-1", specDigest: fakeDigest("a"), planDigest: fakeDigest("b"), verdicts: [verdictV1, verdictV1] } },
+    { tag: "VerificationRecorded", body: { runId: "r-1", snapshotLsn: 4, outcome: "APPROVED", verdicts: [verdictV1] } }
+  ])("$tag version 1: every verdict gets signature null", ({ body, tag }) => {
+    expect(read({ ...head(tag), ...body })).toEqual({
+      ...head(tag),
+      ...body,
+      version: 2,
+      verdicts: body.verdicts.map((verdict) => ({ ...verdict, signature: null }))
+    })
+  })
+
+  it("a version-1 body is held to version 1's schema: a signature in it is an excess field, malformed", () => {
+    const error = decodeError({ ...head("SpecApproved"), revision: 1, digest: fakeDigest("a"), receipt: { ...receiptV1, signature: null } })
+    expect(error.reason).toBe("malformed")
+    expect(error.version).toBe(1)
+    expect(error.detail).toContain("receipt.signature")
+  })
+
+  it("a version-2 body without its signature field is malformed, naming the field", () => {
+    const error = decodeError({ ...head("SpecApproved"), version: 2, revision: 1, digest: fakeDigest("a"), receipt: receiptV1 })
+    expect(error.reason).toBe("malformed")
+    expect(error.detail).toBe("receipt.signature: is missing")
+  })
+
+  it("a version-2 signature that is not a signature is malformed", () => {
+    const error = decodeError({
+      ...head("SpecApproved"),
+      version: 2,
+      revision: 1,
+      digest: fakeDigest("a"),
+      receipt: { ...receiptV1, signature: { key: "ed25519:short", value: "x" } }
+    })
+    expect(error.reason).toBe("malformed")
+    expect(error.detail).toContain("receipt.signature.key")
+  })
+
+  it("version 0, a fractional or a negative version of a signed type is malformed, never read as version 1", () => {
+    for (const version of [0, 1.5, -1]) {
+      expect(decodeError({ ...head("SpecApproved"), version, revision: 1, digest: fakeDigest("a"), receipt: receiptV1 }).reason).toBe("malformed")
+    }
   })
 })
 

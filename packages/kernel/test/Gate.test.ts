@@ -10,7 +10,8 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type * as Event from "../src/Event.js"
 import * as Gate from "../src/Gate.js"
-import { agent, fakeDigest, pass, receipt, runner, user, verifier } from "./fixtures.js"
+import { agent, authority, fakeDigest, pass, receipt, runner, user, verifier } from "./fixtures.js"
+import * as Keys from "./keys.js"
 
 const SPEC = fakeDigest("a")
 const OTHER = fakeDigest("b")
@@ -25,6 +26,12 @@ const ctx = (from: Event.TaskState = "SPEC_READY"): Gate.Context => ({
   boundTo: binding
 })
 
+/** The spec's and plan's approvals as a run rests on them: alice's signed receipts, at revision 1. */
+const approvals: Gate.Approvals = {
+  spec: { digest: SPEC, revision: 1, receipt: receipt("spec", SPEC) },
+  plan: { digest: PLAN, revision: 1, receipt: receipt("plan", PLAN) }
+}
+
 const codes = (gate: Gate.Gate): ReadonlyArray<Gate.ReasonCode> => gate.reasons.map((reason) => reason.code)
 
 /** Every gate an evaluator returns is a valid Gate record, HOLD exactly when it has reasons. */
@@ -33,7 +40,7 @@ const valid = (gate: Gate.Gate): Gate.Gate => {
   expect(gate.decision).toBe(gate.reasons.length === 0 ? "CLEAR" : "HOLD")
   expect(Gate.isClear(gate)).toBe(gate.decision === "CLEAR")
   expect(gate.evaluatedAt).toBe(77)
-  expect(gate.policyVersion).toBe("ratchet-lifecycle/1")
+  expect(gate.policyVersion).toBe("ratchet-lifecycle/2")
   expect(gate.boundTo).toEqual(binding)
   return gate
 }
@@ -47,7 +54,7 @@ const clear = (gate: Gate.Gate): void => {
 
 describe("Gate vocabulary", () => {
   it("has the documented policy version and trusted channels", () => {
-    expect(Gate.policyVersion).toBe("ratchet-lifecycle/1")
+    expect(Gate.policyVersion).toBe("ratchet-lifecycle/2")
     expect(Gate.trustedReceiptChannels).toEqual(["terminal"])
   })
 
@@ -63,6 +70,10 @@ describe("Gate vocabulary", () => {
       "receipt_wrong_subject",
       "approval_requires_user",
       "approval_requires_terminal",
+      "receipt_unsigned",
+      "approver_unknown",
+      "signature_invalid",
+      "verdict_unsigned",
       "stale_digest",
       "spec_not_approved",
       "preflight_missing",
@@ -121,18 +132,22 @@ describe("the gate record", () => {
       requiredActions: [],
       evidenceRefs: [],
       evaluatedAt: 77,
-      policyVersion: "ratchet-lifecycle/1",
+      policyVersion: "ratchet-lifecycle/2",
       boundTo: { taskVersion: 9, specDigest: SPEC, planDigest: PLAN }
     })
   })
 
   it("round-trips through its schema", () => {
     const gate = Gate.completion(ctx("VERIFYING"), {
+      taskId: "t-1",
+      runId: "run-1",
       currentSpecDigest: SPEC,
       requiredAcs: ["AC-001", "AC-002"],
       verdicts: [pass("AC-001", SPEC)],
       workers: [runner],
-      openBlockers: 1
+      openBlockers: 1,
+      authority,
+      approvals
     })
     const encoded = Schema.encodeSync(Gate.Gate)(gate)
     expect(Schema.decodeUnknownSync(Gate.Gate)(JSON.parse(JSON.stringify(encoded)))).toEqual(gate)
@@ -263,15 +278,17 @@ describe("Gate.briefClosure (the interview's closure audit)", () => {
 })
 
 describe("receipts (restatement, spec, plan, reopen approvals)", () => {
-  it("Gate.restatementApproval is CLEAR for a person's terminal receipt of exactly this digest", () => {
-    const gate = Gate.restatementApproval(ctx("INTERVIEWING"), { digest: SPEC, receipt: receipt("restatement", SPEC) })
+  const spec = (r: Event.Receipt | null) => Gate.specApproval(ctx(), { specDigest: SPEC, revision: 1, receipt: r, authority })
+
+  it("Gate.restatementApproval is CLEAR for a person's signed terminal receipt of exactly this digest", () => {
+    const gate = Gate.restatementApproval(ctx("INTERVIEWING"), { digest: SPEC, receipt: receipt("restatement", SPEC), authority })
     clear(gate)
     expect(gate.kind).toBe("restatement_approval")
     expect(gate.to).toBe("INTERVIEWING")
   })
 
   it("HOLD receipt_required without a receipt", () => {
-    const gate = valid(Gate.restatementApproval(ctx("INTERVIEWING"), { digest: SPEC, receipt: null }))
+    const gate = valid(Gate.restatementApproval(ctx("INTERVIEWING"), { digest: SPEC, receipt: null, authority }))
     expect(gate.reasons).toEqual([{ code: "receipt_required", message: "No approval receipt for the restatement aaaaaaaa." }])
     expect(gate.requiredActions).toEqual([
       { description: "A person approves the restatement on an interactive terminal", command: "ratchet approve t-1 restatement" }
@@ -279,28 +296,29 @@ describe("receipts (restatement, spec, plan, reopen approvals)", () => {
   })
 
   it("HOLD receipt_wrong_subject for a receipt that approves something else", () => {
-    const gate = valid(Gate.specApproval(ctx(), { specDigest: SPEC, receipt: receipt("plan", SPEC) }))
+    const gate = valid(spec(receipt("plan", SPEC, {}, { revision: 1 })))
     expect(gate.reasons).toEqual([{ code: "receipt_wrong_subject", message: "The receipt approves the plan, not the spec." }])
     expect(gate.requiredActions).toEqual([{ description: "Approve the spec itself", command: "ratchet approve t-1 spec" }])
   })
 
-  it("HOLD approval_requires_user for an agent's receipt", () => {
-    const gate = valid(Gate.specApproval(ctx(), { specDigest: SPEC, receipt: receipt("spec", SPEC, { actor: agent }) }))
+  it("HOLD approval_requires_user for an agent's receipt, and its signature names someone else than the agent", () => {
+    const gate = valid(spec(receipt("spec", SPEC, { actor: agent })))
     expect(gate.reasons).toEqual([
-      { code: "approval_requires_user", message: "The receipt was given by agent \"agent-1\"; only a person can approve." }
+      { code: "approval_requires_user", message: "The receipt was given by agent \"agent-1\"; only a person can approve." },
+      { code: "signature_invalid", message: "The spec receipt names someone other than alice, whose key signed it." }
     ])
     expect(gate.requiredActions).toEqual([
-      { description: "A person approves the spec on an interactive terminal", command: "ratchet approve t-1 spec" }
+      { description: "A person approves the spec on an interactive terminal", command: "ratchet approve t-1 spec" },
+      { description: "Do it again yourself, on a terminal, with your approval key", command: "ratchet approve t-1 spec" }
     ])
   })
 
   it.each(["runner", "verifier", "system"] as const)("HOLD approval_requires_user for a %s's receipt", (kind) => {
-    const gate = Gate.specApproval(ctx(), { specDigest: SPEC, receipt: receipt("spec", SPEC, { actor: { kind, id: "x" } }) })
-    expect(codes(gate)).toEqual(["approval_requires_user"])
+    expect(codes(spec(receipt("spec", SPEC, { actor: { kind, id: "alice" } })))).toEqual(["approval_requires_user", "signature_invalid"])
   })
 
   it("HOLD approval_requires_terminal for a receipt that did not come from a terminal", () => {
-    const gate = valid(Gate.specApproval(ctx(), { specDigest: SPEC, receipt: receipt("spec", SPEC, { channel: "mcp" }) }))
+    const gate = valid(spec(receipt("spec", SPEC, { channel: "mcp" })))
     expect(gate.reasons).toEqual([
       {
         code: "approval_requires_terminal",
@@ -313,7 +331,7 @@ describe("receipts (restatement, spec, plan, reopen approvals)", () => {
   })
 
   it("HOLD stale_digest for a receipt of another digest, naming both short digests", () => {
-    const gate = valid(Gate.specApproval(ctx(), { specDigest: SPEC, receipt: receipt("spec", OTHER) }))
+    const gate = valid(spec(receipt("spec", OTHER)))
     expect(gate.reasons).toEqual([
       { code: "stale_digest", message: "The receipt approves bbbbbbbb but the current spec is aaaaaaaa." }
     ])
@@ -325,16 +343,20 @@ describe("receipts (restatement, spec, plan, reopen approvals)", () => {
   it("reports every fault of one receipt, in order", () => {
     const gate = Gate.planApproval(ctx("PLAN_READY"), {
       planDigest: PLAN,
+      revision: 1,
       stale: false,
-      receipt: receipt("scope", OTHER, { actor: agent, channel: "pipe" })
+      receipt: receipt("scope", OTHER, { actor: agent, channel: "pipe" }),
+      authority
     })
     expect(codes(gate)).toEqual([
       "receipt_wrong_subject",
       "approval_requires_user",
       "approval_requires_terminal",
-      "stale_digest"
+      "stale_digest",
+      "signature_invalid"
     ])
     expect(gate.requiredActions.map((action) => action.command)).toEqual([
+      "ratchet approve t-1 plan",
       "ratchet approve t-1 plan",
       "ratchet approve t-1 plan",
       "ratchet approve t-1 plan",
@@ -342,26 +364,106 @@ describe("receipts (restatement, spec, plan, reopen approvals)", () => {
     ])
   })
 
-  it("Gate.specApproval is CLEAR for a valid receipt, to SPEC_APPROVED", () => {
-    const gate = Gate.specApproval(ctx(), { specDigest: SPEC, receipt: receipt("spec", SPEC, { actor: user }) })
+  it("Gate.specApproval is CLEAR for a valid signed receipt, to SPEC_APPROVED", () => {
+    const gate = spec(receipt("spec", SPEC, { actor: user }))
     clear(gate)
     expect(gate.kind).toBe("spec_approval")
     expect(gate.to).toBe("SPEC_APPROVED")
     expect(gate.from).toBe("SPEC_READY")
   })
 
-  it("Gate.reopenFromFailed needs a reopen receipt for the current spec, with `ratchet reopen` as the action", () => {
-    const held = valid(Gate.reopenFromFailed(ctx("FAILED"), { specDigest: SPEC, receipt: null }))
+  it("Gate.reopenFromFailed needs a signed reopen receipt for the current spec, with `ratchet reopen` as the action", () => {
+    const held = valid(Gate.reopenFromFailed(ctx("FAILED"), { specDigest: SPEC, receipt: null, authority }))
     expect(held.kind).toBe("reopen")
     expect(held.to).toBe("REOPENED")
     expect(held.reasons).toEqual([{ code: "receipt_required", message: "No approval receipt for the reopen aaaaaaaa." }])
     expect(held.requiredActions).toEqual([
-      { description: "A person approves the reopen on an interactive terminal", command: "ratchet reopen t-1" }
+      { description: "A person approves the reopen on an interactive terminal", command: "ratchet reopen t-1 --reason \"<why>\"" }
     ])
-    expect(codes(Gate.reopenFromFailed(ctx("FAILED"), { specDigest: SPEC, receipt: receipt("spec", SPEC) }))).toEqual([
+    expect(codes(Gate.reopenFromFailed(ctx("FAILED"), { specDigest: SPEC, receipt: receipt("spec", SPEC, {}, { revision: null }), authority }))).toEqual([
       "receipt_wrong_subject"
     ])
-    clear(Gate.reopenFromFailed(ctx("FAILED"), { specDigest: SPEC, receipt: receipt("reopen", SPEC) }))
+    clear(Gate.reopenFromFailed(ctx("FAILED"), { specDigest: SPEC, receipt: receipt("reopen", SPEC), authority }))
+  })
+})
+
+describe("signed receipts: only a registered approver's signature over exactly the act counts", () => {
+  const spec = (r: Event.Receipt | null, options: { readonly revision?: number; readonly authority?: typeof authority } = {}) =>
+    Gate.specApproval(ctx(), { specDigest: SPEC, revision: options.revision ?? 1, receipt: r, authority: options.authority ?? authority })
+
+  it("HOLD receipt_unsigned for a receipt without a signature (an agent's shell, a script, an older Ratchet)", () => {
+    const gate = valid(spec(receipt("spec", SPEC, { signature: null })))
+    expect(gate.reasons).toEqual([{
+      code: "receipt_unsigned",
+      message: "The spec receipt carries no approver's signature; only an act signed with a registered approver's key counts."
+    }])
+    expect(gate.requiredActions).toEqual([
+      { description: "Do it again yourself, on a terminal, with your approval key", command: "ratchet approve t-1 spec" }
+    ])
+  })
+
+  it("HOLD receipt_unsigned pointing at ratchet approver init when the project has no approvers yet", () => {
+    const gate = valid(spec(receipt("spec", SPEC, { signature: null }), { authority: Keys.authorityFor("p-1", []) }))
+    expect(codes(gate)).toEqual(["receipt_unsigned"])
+    expect(gate.requiredActions).toEqual([
+      {
+        description: "This project has no approvers yet: create your approval key and register it (ratchet approver init), then do it again",
+        command: "ratchet approver init"
+      }
+    ])
+  })
+
+  it("HOLD approver_unknown for a receipt signed by a key nobody registered, naming its fingerprint", () => {
+    const gate = valid(spec(receipt("spec", SPEC, { actor: { kind: "user", id: "mallory" } }, { signer: Keys.mallory })))
+    expect(gate.reasons).toEqual([{
+      code: "approver_unknown",
+      message: `The spec receipt is signed by the key ${Keys.mallory.key.slice(8, 20)}, which is not one of this project's approvers.`
+    }])
+    expect(gate.requiredActions).toEqual([
+      { description: "Have an approver register the key (ratchet approver add), or sign with a registered key", command: "ratchet approver list" }
+    ])
+  })
+
+  it("HOLD approver_unknown pointing at ratchet approver init when nobody is registered at all", () => {
+    const gate = valid(spec(receipt("spec", SPEC), { authority: Keys.authorityFor("p-1", []) }))
+    expect(codes(gate)).toEqual(["approver_unknown"])
+    expect(gate.requiredActions.map((action) => action.command)).toEqual(["ratchet approver init"])
+  })
+
+  it("HOLD signature_invalid for a receipt altered after signing", () => {
+    const signed = receipt("spec", SPEC)
+    const gate = valid(spec({ ...signed, at: signed.at + 1 }))
+    expect(gate.reasons).toEqual([{
+      code: "signature_invalid",
+      message: "The spec receipt does not match its signature by alice: it was altered after signing, or forged."
+    }])
+  })
+
+  it("HOLD signature_invalid for a receipt that names another person than the key's approver", () => {
+    // vera's key signs a receipt that says alice approved.
+    expect(codes(spec(receipt("spec", SPEC, { actor: user }, { signer: Keys.vera })))).toEqual(["signature_invalid"])
+  })
+
+  it.each([
+    { label: "another task", options: { taskId: "t-2" } },
+    { label: "an earlier revision of the spec", options: { revision: 2 } }
+  ])("HOLD signature_invalid for a receipt signed for $label (no replay)", ({ options }) => {
+    expect(codes(spec(receipt("spec", SPEC, {}, options)))).toEqual(["signature_invalid"])
+  })
+
+  it("HOLD signature_invalid for a receipt signed for another project", () => {
+    expect(codes(spec(receipt("spec", SPEC), { authority: { ...Keys.authorityFor("p-2"), projectId: "p-2" } }))).toEqual(["signature_invalid"])
+  })
+
+  it("a verifier that throws, or says anything but true, is a bad signature, never a pass", () => {
+    const throwing = { ...authority, verify: () => { throw new Error("broken") } }
+    expect(codes(spec(receipt("spec", SPEC), { authority: throwing }))).toEqual(["signature_invalid"])
+    const truthy = { ...authority, verify: (() => 1) as unknown as typeof authority.verify }
+    expect(codes(spec(receipt("spec", SPEC), { authority: truthy }))).toEqual(["signature_invalid"])
+  })
+
+  it("is CLEAR for any registered approver's own signed receipt", () => {
+    clear(spec(receipt("spec", SPEC, { actor: { kind: "user", id: "vera" } }, { signer: Keys.vera })))
   })
 })
 
@@ -459,7 +561,7 @@ describe("Gate.planProposal (PREFLIGHT → PLAN_READY)", () => {
 
 describe("Gate.planApproval (PLAN_READY → PLAN_APPROVED)", () => {
   it("CLEAR for a current plan and a valid plan receipt", () => {
-    const gate = Gate.planApproval(ctx("PLAN_READY"), { planDigest: PLAN, stale: false, receipt: receipt("plan", PLAN) })
+    const gate = Gate.planApproval(ctx("PLAN_READY"), { planDigest: PLAN, revision: 1, stale: false, receipt: receipt("plan", PLAN), authority })
     clear(gate)
     expect(gate.kind).toBe("plan_approval")
     expect(gate.to).toBe("PLAN_APPROVED")
@@ -467,7 +569,7 @@ describe("Gate.planApproval (PLAN_READY → PLAN_APPROVED)", () => {
 
   it("HOLD plan_stale for a plan made for an earlier spec, even with a valid receipt", () => {
     const gate = valid(
-      Gate.planApproval(ctx("PLAN_READY"), { planDigest: PLAN, stale: true, receipt: receipt("plan", PLAN) })
+      Gate.planApproval(ctx("PLAN_READY"), { planDigest: PLAN, revision: 1, stale: true, receipt: receipt("plan", PLAN), authority })
     )
     expect(gate.reasons).toEqual([{ code: "plan_stale", message: "The plan cccccccc was made for an earlier spec." }])
     expect(gate.requiredActions).toEqual([
@@ -476,7 +578,7 @@ describe("Gate.planApproval (PLAN_READY → PLAN_APPROVED)", () => {
   })
 
   it("HOLD receipt_required, asking for `ratchet approve … plan`", () => {
-    const gate = valid(Gate.planApproval(ctx("PLAN_READY"), { planDigest: PLAN, stale: true, receipt: null }))
+    const gate = valid(Gate.planApproval(ctx("PLAN_READY"), { planDigest: PLAN, revision: 1, stale: true, receipt: null, authority }))
     expect(codes(gate)).toEqual(["plan_stale", "receipt_required"])
     expect(gate.reasons[1]!.message).toBe("No approval receipt for the plan cccccccc.")
     expect(gate.requiredActions[1]).toEqual({
@@ -496,7 +598,9 @@ describe("Gate.runStart (PLAN_APPROVED → RUNNING)", () => {
     requestedSpecDigest: SPEC,
     requestedPlanDigest: PLAN,
     allowedScope: ["src/**"],
-    leaseHeld: true
+    leaseHeld: true,
+    approvals,
+    authority
   }
 
   it("CLEAR on the approved current digests, with a scope and the lease", () => {
@@ -572,6 +676,53 @@ describe("Gate.runStart (PLAN_APPROVED → RUNNING)", () => {
     ])
   })
 
+  describe("the approvals a run rests on are checked again: a forged approval never runs", () => {
+    it.each([
+      { label: "the spec's approval has no signature", approvals: { ...approvals, spec: { ...approvals.spec, receipt: receipt("spec", SPEC, { signature: null }) } }, expected: ["receipt_unsigned"] },
+      {
+        label: "the plan's approval is signed by a key nobody registered",
+        approvals: { ...approvals, plan: { ...approvals.plan, receipt: receipt("plan", PLAN, { actor: { kind: "user", id: "m" } }, { signer: Keys.mallory }) } },
+        expected: ["approver_unknown"]
+      },
+      {
+        label: "the plan's approval was signed for an earlier revision",
+        approvals: { ...approvals, plan: { ...approvals.plan, revision: 2 } },
+        expected: ["signature_invalid"]
+      },
+      {
+        label: "the plan's approval is the restatement's receipt moved into it",
+        approvals: { ...approvals, plan: { ...approvals.plan, receipt: receipt("restatement", PLAN) } },
+        expected: ["receipt_wrong_subject", "signature_invalid"]
+      },
+      {
+        label: "the spec was 'approved' with no receipt at all",
+        approvals: { ...approvals, spec: { ...approvals.spec, receipt: null } },
+        expected: ["receipt_required"]
+      },
+      {
+        label: "the plan's receipt approves another digest",
+        approvals: { ...approvals, plan: { ...approvals.plan, receipt: receipt("plan", OTHER) } },
+        expected: ["stale_digest"]
+      }
+    ])("HOLD when $label", ({ approvals: changed, expected }) => {
+      expect(codes(Gate.runStart(ctx("PLAN_APPROVED"), { ...facts, approvals: changed }))).toEqual(expected)
+    })
+
+    it("are not judged again when the spec or plan is not approved at all (that reason says enough)", () => {
+      const forged = { ...approvals, spec: { ...approvals.spec, receipt: null } }
+      expect(codes(Gate.runStart(ctx("PLAN_APPROVED"), { ...facts, approvedSpecDigest: null, approvals: forged }))).toEqual(["spec_not_approved"])
+      expect(codes(Gate.runStart(ctx("PLAN_APPROVED"), { ...facts, planStale: true, approvals: forged }))).toEqual(["plan_stale"])
+      expect(codes(Gate.runStart(ctx("PLAN_APPROVED"), { ...facts, approvedPlanDigest: OTHER, approvals: forged }))).toEqual(["plan_not_approved"])
+    })
+
+    it("a project whose approvers were all removed from the store's trust cannot run on old approvals", () => {
+      expect(codes(Gate.runStart(ctx("PLAN_APPROVED"), { ...facts, authority: Keys.authorityFor("p-1", [Keys.veraApprover]) }))).toEqual([
+        "approver_unknown",
+        "approver_unknown"
+      ])
+    })
+  })
+
   it("reports every fault at once, in order", () => {
     expect(
       codes(
@@ -606,12 +757,19 @@ describe("Gate.verificationEntry (RUNNING → VERIFYING)", () => {
 })
 
 describe("Gate.completion (VERIFYING → COMPLETED, READY_TO_COMPLETE)", () => {
-  const facts = (verdicts: ReadonlyArray<Event.AcVerdict>, overrides: Partial<Parameters<typeof Gate.completion>[1]> = {}) => ({
+  const facts = (
+    verdicts: ReadonlyArray<Event.AcVerdict>,
+    overrides: Partial<Parameters<typeof Gate.completion>[1]> = {}
+  ): Parameters<typeof Gate.completion>[1] => ({
+    taskId: "t-1",
+    runId: "run-1",
     currentSpecDigest: SPEC,
     requiredAcs: ["AC-001"],
     verdicts,
     workers: [runner],
     openBlockers: 0,
+    authority,
+    approvals,
     ...overrides
   })
 
@@ -652,19 +810,66 @@ describe("Gate.completion (VERIFYING → COMPLETED, READY_TO_COMPLETE)", () => {
     ])
   })
 
-  it("HOLD self_verification when only the worker judged the AC", () => {
-    const gate = valid(Gate.completion(ctx("VERIFYING"), facts([pass("AC-001", SPEC, { verifier: runner })])))
+  it("HOLD self_verification when only someone who worked on the run judged the AC (vera marked a manual step done)", () => {
+    const gate = valid(Gate.completion(ctx("VERIFYING"), facts([pass("AC-001", SPEC)], { workers: [runner, verifier] })))
     expect(gate.reasons).toEqual([
-      { code: "self_verification", message: "AC-001 was judged only by the worker that executed the steps." }
+      { code: "self_verification", message: "AC-001 was judged only by someone who worked on the run." }
     ])
     expect(gate.requiredActions).toEqual([
       { description: "Verify AC-001 with an independent verifier", command: "ratchet verify t-1 --ac AC-001" }
     ])
   })
 
-  it("a worker is recognised by identity, whatever kind it claims", () => {
-    const disguised = pass("AC-001", SPEC, { verifier: { kind: "verifier", id: runner.id } })
-    expect(codes(Gate.completion(ctx("VERIFYING"), facts([disguised])))).toEqual(["self_verification"])
+  it("starting a runner does not make a person the worker of its steps: runner:vera does not bar user:vera", () => {
+    clear(Gate.completion(ctx("VERIFYING"), facts([pass("AC-001", SPEC)], { workers: [{ kind: "runner", id: "vera" }] })))
+    expect(Gate.isWorker([{ kind: "runner", id: "vera" }], verifier)).toBe(false)
+    expect(Gate.isWorker([{ kind: "user", id: "vera" }], verifier)).toBe(true)
+    expect(Gate.isWorker([{ kind: "user", id: "vera2" }], verifier)).toBe(false)
+  })
+
+  it("HOLD verdict_unsigned for a PASS nobody signed (an agent's ratchet verify, a pass off a terminal)", () => {
+    const gate = valid(Gate.completion(ctx("VERIFYING"), facts([pass("AC-001", SPEC, { signature: null })])))
+    expect(gate.reasons).toEqual([{
+      code: "verdict_unsigned",
+      message: "AC-001's verdict by user:vera carries no approver's signature; only an act signed with a registered approver's key counts."
+    }])
+    expect(gate.requiredActions).toEqual([
+      { description: "Verify AC-001 yourself, on a terminal, signing with your approval key", command: "ratchet verify t-1 --ac AC-001" }
+    ])
+  })
+
+  it("HOLD verdict_unsigned for an agent's PASS signed with a key nobody registered, or forged, or for another run", () => {
+    const byMallory = pass("AC-001", SPEC, { verifier: { kind: "user", id: "mallory" } }, { signer: Keys.mallory })
+    expect(codes(Gate.completion(ctx("VERIFYING"), facts([byMallory])))).toEqual(["verdict_unsigned"])
+    const signed = pass("AC-001", SPEC)
+    expect(codes(Gate.completion(ctx("VERIFYING"), facts([{ ...signed, evidenceRefs: ["ev-other"] }])))).toEqual(["verdict_unsigned"])
+    expect(codes(Gate.completion(ctx("VERIFYING"), facts([pass("AC-001", SPEC, {}, { runId: "run-0" })])))).toEqual(["verdict_unsigned"])
+    expect(codes(Gate.completion(ctx("VERIFYING"), facts([pass("AC-001", SPEC, { verifier: { kind: "verifier", id: "vera" } })])))).toEqual([
+      "verdict_unsigned"
+    ])
+  })
+
+  it("points at ratchet approver init in the action when the project has no approvers", () => {
+    const gate = Gate.completion(ctx("VERIFYING"), facts([pass("AC-001", SPEC)], { authority: Keys.authorityFor("p-1", []) }))
+    expect(gate.requiredActions[0]).toEqual({
+      description: "Register an approval key (ratchet approver init), then verify AC-001 with it",
+      command: "ratchet verify t-1 --ac AC-001"
+    })
+  })
+
+  it("an unsigned newer PASS does not displace nor stand in for a signed FAIL", () => {
+    const signedFail = pass("AC-001", SPEC, { at: 1, verdict: "FAIL" })
+    const unsignedPass = pass("AC-001", SPEC, { at: 9, signature: null })
+    expect(codes(Gate.completion(ctx("VERIFYING"), facts([signedFail, unsignedPass])))).toEqual(["ac_not_passed"])
+  })
+
+  it.each([
+    { label: "the spec's approval is unsigned", changed: { spec: { ...approvals.spec, receipt: receipt("spec", SPEC, { signature: null }) } }, code: "receipt_unsigned" },
+    { label: "the plan's approval was signed by an unknown key", changed: { plan: { ...approvals.plan, receipt: receipt("plan", PLAN, { actor: { kind: "user", id: "m" } }, { signer: Keys.mallory }) } }, code: "approver_unknown" },
+    { label: "the plan's approval is a restatement receipt moved into it", changed: { plan: { ...approvals.plan, receipt: receipt("restatement", PLAN) } }, code: "receipt_wrong_subject" }
+  ])("HOLD when $label: a forged approval never completes", ({ changed, code }) => {
+    const gate = Gate.completion(ctx("VERIFYING"), facts([pass("AC-001", SPEC)], { approvals: { ...approvals, ...changed } }))
+    expect(codes(gate)).toContain(code)
   })
 
   it("HOLD stale_evidence when the only evidence is for an earlier digest", () => {
@@ -678,7 +883,7 @@ describe("Gate.completion (VERIFYING → COMPLETED, READY_TO_COMPLETE)", () => {
   })
 
   it("a stale worker verdict is stale evidence, not self-verification", () => {
-    expect(codes(Gate.completion(ctx("VERIFYING"), facts([pass("AC-001", OTHER, { verifier: runner })])))).toEqual([
+    expect(codes(Gate.completion(ctx("VERIFYING"), facts([pass("AC-001", OTHER)], { workers: [verifier] })))).toEqual([
       "stale_evidence"
     ])
   })
@@ -722,9 +927,9 @@ describe("Gate.completion (VERIFYING → COMPLETED, READY_TO_COMPLETE)", () => {
 
   it("a newer worker or stale verdict does not override the independent current one", () => {
     const independent = pass("AC-001", SPEC, { at: 1 })
-    const workerFail = pass("AC-001", SPEC, { at: 9, verdict: "FAIL", verifier: runner })
+    const workerFail = pass("AC-001", SPEC, { at: 9, verdict: "FAIL", verifier: user }, { signer: Keys.alice })
     const staleFail = pass("AC-001", OTHER, { at: 9, verdict: "FAIL" })
-    const gate = Gate.completion(ctx("VERIFYING"), facts([independent, workerFail, staleFail]))
+    const gate = Gate.completion(ctx("VERIFYING"), facts([independent, workerFail, staleFail], { workers: [runner, user] }))
     clear(gate)
     expect(gate.evidenceRefs).toEqual(["ev-AC-001"])
   })
@@ -756,15 +961,34 @@ describe("Gate.completion (VERIFYING → COMPLETED, READY_TO_COMPLETE)", () => {
   })
 
   it("a verifier that is not a worker counts, whoever else worked", () => {
-    clear(Gate.completion(ctx("VERIFYING"), facts([pass("AC-001", SPEC, { verifier })], { workers: [runner, agent] })))
+    clear(Gate.completion(ctx("VERIFYING"), facts([pass("AC-001", SPEC, { verifier })], { workers: [runner, agent, user] })))
+  })
+
+  it("Gate.countedVerdicts keeps, per criterion, the newest eligible verdict, in the order given", () => {
+    const a1 = pass("AC-001", SPEC, { at: 1 })
+    const a2 = pass("AC-001", SPEC, { at: 2, verdict: "FAIL" })
+    const b1 = pass("AC-002", SPEC, { at: 3 })
+    const unsigned = pass("AC-002", SPEC, { at: 4, signature: null })
+    const stale = pass("AC-002", OTHER, { at: 5 })
+    const byWorker = pass("AC-001", SPEC, { at: 6, verifier: user }, { signer: Keys.alice })
+    const verdictFacts = { taskId: "t-1", runId: "run-1", currentSpecDigest: SPEC, workers: [user], authority }
+    expect(Gate.countedVerdicts(verdictFacts, [b1, a1, unsigned, a2, stale, byWorker])).toEqual([b1, a2])
+    expect(Gate.isEligible(verdictFacts, byWorker)).toBe(false)
+    expect(Gate.isEligible(verdictFacts, unsigned)).toBe(false)
+    expect(Gate.isEligible(verdictFacts, stale)).toBe(false)
+    expect(Gate.isEligible(verdictFacts, b1)).toBe(true)
   })
 })
 
 describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
+  /** One blocker per category, owned by the user, as the runner and verification raise them. */
+  const blockersOf = (categories: ReadonlyArray<string>): ReadonlyArray<Event.Blocker> =>
+    categories.map((category) => ({ category: category as Event.Blocker["category"], owner: "user", requiredAction: `resolve ${category}` }))
+
   it("CLEAR back to VERIFYING with no code change and every step terminal", () => {
     const gate = Gate.unblock(ctx("BLOCKED"), {
       to: "VERIFYING",
-      blockerCategories: ["missing_evidence"],
+      blockers: blockersOf(["missing_evidence"]), receipt: null, authority,
       codeChanged: false,
       pendingSteps: []
     })
@@ -776,7 +1000,7 @@ describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
 
   it("HOLD code_changed back to VERIFYING after a code change", () => {
     const gate = valid(
-      Gate.unblock(ctx("BLOCKED"), { to: "VERIFYING", blockerCategories: [], codeChanged: true, pendingSteps: [] })
+      Gate.unblock(ctx("BLOCKED"), { to: "VERIFYING", blockers: blockersOf([]), receipt: null, authority, codeChanged: true, pendingSteps: [] })
     )
     expect(gate.reasons).toEqual([
       {
@@ -794,7 +1018,7 @@ describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
 
   it("HOLD steps_not_terminal back to VERIFYING with open steps", () => {
     const gate = valid(
-      Gate.unblock(ctx("BLOCKED"), { to: "VERIFYING", blockerCategories: [], codeChanged: false, pendingSteps: ["docs"] })
+      Gate.unblock(ctx("BLOCKED"), { to: "VERIFYING", blockers: blockersOf([]), receipt: null, authority, codeChanged: false, pendingSteps: ["docs"] })
     )
     expect(gate.reasons).toEqual([{ code: "steps_not_terminal", message: "Steps still without a terminal attempt: docs." }])
     expect(gate.requiredActions).toEqual([
@@ -806,7 +1030,7 @@ describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
     const gate = valid(
       Gate.unblock(ctx("BLOCKED"), {
         to: "VERIFYING",
-        blockerCategories: ["missing_evidence", "verification_failed"],
+        blockers: blockersOf(["missing_evidence", "verification_failed"]), receipt: null, authority,
         codeChanged: false,
         pendingSteps: []
       })
@@ -824,7 +1048,7 @@ describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
     "HOLD retry_budget_spent back to VERIFYING after a %s block, even with no code change and every step done",
     (category) => {
       const gate = valid(
-        Gate.unblock(ctx("BLOCKED"), { to: "VERIFYING", blockerCategories: ["missing_evidence", category], codeChanged: false, pendingSteps: [] })
+        Gate.unblock(ctx("BLOCKED"), { to: "VERIFYING", blockers: blockersOf(["missing_evidence", category]), receipt: null, authority, codeChanged: false, pendingSteps: [] })
       )
       expect(gate.reasons).toEqual([{
         code: "retry_budget_spent",
@@ -839,7 +1063,10 @@ describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
   it.each([["scope_violation"], ["decision_needed"], ["missing_authority"], ["scope_violation", "decision_needed"]])(
     "HOLD open_blockers back to VERIFYING after a %s block: only evidence or a dependency goes back",
     (...categories) => {
-      const gate = valid(Gate.unblock(ctx("BLOCKED"), { to: "VERIFYING", blockerCategories: ["missing_evidence", ...categories], codeChanged: false, pendingSteps: [] }))
+      const blockers = blockersOf(["missing_evidence", ...categories])
+      // A person's signed receipt for exactly this unblock, so only the route is judged here.
+      const signed = receipt("unblock", Gate.unblockDigest("t-1", "VERIFYING", blockers))
+      const gate = valid(Gate.unblock(ctx("BLOCKED"), { to: "VERIFYING", blockers, receipt: signed, authority, codeChanged: false, pendingSteps: [] }))
       expect(gate.reasons).toEqual([{
         code: "open_blockers",
         message: `The task is blocked by ${categories.join(", ")}, which verifying again cannot resolve; only missing evidence or a missing dependency goes back to VERIFYING.`
@@ -849,14 +1076,14 @@ describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
   )
 
   it("CLEAR back to VERIFYING after a missing dependency alone", () => {
-    clear(Gate.unblock(ctx("BLOCKED"), { to: "VERIFYING", blockerCategories: ["missing_dependency"], codeChanged: false, pendingSteps: [] }))
+    clear(Gate.unblock(ctx("BLOCKED"), { to: "VERIFYING", blockers: blockersOf(["missing_dependency"]), receipt: null, authority, codeChanged: false, pendingSteps: [] }))
   })
 
   it("names every step still pending and every spent category, comma-separated", () => {
     const gate = valid(
       Gate.unblock(ctx("BLOCKED"), {
         to: "VERIFYING",
-        blockerCategories: ["retry_budget_spent", "no_progress"],
+        blockers: blockersOf(["retry_budget_spent", "no_progress"]), receipt: null, authority,
         codeChanged: false,
         pendingSteps: ["docs", "build"]
       })
@@ -868,13 +1095,13 @@ describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
   })
 
   it("CLEAR back to RUNNING after a failed criterion", () => {
-    clear(Gate.unblock(ctx("BLOCKED"), { to: "RUNNING", blockerCategories: ["verification_failed"], codeChanged: true, pendingSteps: [] }))
+    clear(Gate.unblock(ctx("BLOCKED"), { to: "RUNNING", blockers: blockersOf(["verification_failed"]), receipt: null, authority, codeChanged: true, pendingSteps: [] }))
   })
 
   it("keeps two actions with the same command but different descriptions", () => {
     const gate = Gate.unblock(ctx("BLOCKED"), {
       to: "VERIFYING",
-      blockerCategories: [],
+      blockers: blockersOf([]), receipt: null, authority,
       codeChanged: true,
       pendingSteps: ["docs"]
     })
@@ -882,15 +1109,69 @@ describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
     expect(gate.requiredActions).toHaveLength(2)
   })
 
-  it("CLEAR back to RUNNING for a block that is not about the retry budget", () => {
+  it("CLEAR back to RUNNING for a block that is not about the retry budget, with the person's receipt for a decision", () => {
+    const blockers = blockersOf(["missing_dependency", "decision_needed"])
     const gate = Gate.unblock(ctx("BLOCKED"), {
       to: "RUNNING",
-      blockerCategories: ["missing_dependency", "decision_needed"],
+      blockers,
+      receipt: receipt("unblock", Gate.unblockDigest("t-1", "RUNNING", blockers)),
+      authority,
       codeChanged: true,
       pendingSteps: ["build"]
     })
     clear(gate)
     expect(gate.to).toBe("RUNNING")
+  })
+
+  describe("a blocker only a person lifts needs their signed receipt for exactly this unblock", () => {
+    it("the personal blockers are a scope violation and a decision, written out", () => {
+      expect(Gate.personalBlockers).toEqual(["scope_violation", "decision_needed"])
+    })
+
+    it.each(["scope_violation", "decision_needed"])("HOLD receipt_required for a %s without a receipt", (category) => {
+      const gate = valid(Gate.unblock(ctx("BLOCKED"), { to: "RUNNING", blockers: blockersOf([category]), receipt: null, authority, codeChanged: false, pendingSteps: [] }))
+      expect(codes(gate)).toEqual(["receipt_required"])
+      expect(gate.reasons[0]!.message).toMatch(/^No approval receipt for the unblock [0-9a-f]{8}\.$/)
+      expect(gate.requiredActions).toEqual([{
+        description: "A person approves the unblock on an interactive terminal",
+        command: "ratchet unblock t-1 --to RUNNING --resolution \"<what resolved it>\""
+      }])
+    })
+
+    it("HOLD receipt_unsigned for an agent's unsigned receipt, signature_invalid for one naming the agent", () => {
+      const blockers = blockersOf(["scope_violation"])
+      const digest = Gate.unblockDigest("t-1", "RUNNING", blockers)
+      const unblock = (r: Event.Receipt) => Gate.unblock(ctx("BLOCKED"), { to: "RUNNING", blockers, receipt: r, authority, codeChanged: false, pendingSteps: [] })
+      expect(codes(unblock(receipt("unblock", digest, { signature: null })))).toEqual(["receipt_unsigned"])
+      expect(codes(unblock(receipt("unblock", digest, { actor: agent })))).toEqual(["approval_requires_user", "signature_invalid"])
+    })
+
+    it("HOLD stale_digest for a receipt for another route or other blockers (no replay)", () => {
+      const blockers = blockersOf(["scope_violation"])
+      const toVerifying = receipt("unblock", Gate.unblockDigest("t-1", "VERIFYING", blockers))
+      const other = receipt("unblock", Gate.unblockDigest("t-1", "RUNNING", blockersOf(["decision_needed"])))
+      for (const r of [toVerifying, other]) {
+        expect(codes(Gate.unblock(ctx("BLOCKED"), { to: "RUNNING", blockers, receipt: r, authority, codeChanged: false, pendingSteps: [] }))).toEqual([
+          "stale_digest"
+        ])
+      }
+    })
+
+    it("the digest binds the task, the route and every field of every blocker", () => {
+      const one: Event.Blocker = { category: "scope_violation", owner: "user", requiredAction: "undo a.txt", lastEvidence: ["a.txt"] }
+      const base = Gate.unblockDigest("t-1", "RUNNING", [one])
+      expect(Gate.unblockDigest("t-2", "RUNNING", [one])).not.toBe(base)
+      expect(Gate.unblockDigest("t-1", "VERIFYING", [one])).not.toBe(base)
+      expect(Gate.unblockDigest("t-1", "RUNNING", [{ ...one, requiredAction: "undo b.txt" }])).not.toBe(base)
+      expect(Gate.unblockDigest("t-1", "RUNNING", [{ ...one, lastEvidence: ["b.txt"] }])).not.toBe(base)
+      expect(Gate.unblockDigest("t-1", "RUNNING", [{ ...one, owner: "agent" }])).not.toBe(base)
+      expect(Gate.unblockDigest("t-1", "RUNNING", [one, one])).not.toBe(base)
+      expect(Gate.unblockDigest("t-1", "RUNNING", [{ ...one, lastEvidence: undefined }])).toBe(Gate.unblockDigest("t-1", "RUNNING", [{ ...one, lastEvidence: [] }]))
+    })
+
+    it.each(["missing_dependency", "missing_evidence", "verification_failed"])("needs no receipt for a %s", (category) => {
+      clear(Gate.unblock(ctx("BLOCKED"), { to: "RUNNING", blockers: blockersOf([category]), receipt: null, authority, codeChanged: false, pendingSteps: [] }))
+    })
   })
 
   it.each(["retry_budget_spent", "repeated_failure", "no_progress"])(
@@ -899,7 +1180,7 @@ describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
       const gate = valid(
         Gate.unblock(ctx("BLOCKED"), {
           to: "RUNNING",
-          blockerCategories: ["missing_dependency", category],
+          blockers: blockersOf(["missing_dependency", category]), receipt: null, authority,
           codeChanged: false,
           pendingSteps: []
         })
@@ -922,7 +1203,7 @@ describe("Gate.unblock (BLOCKED → RUNNING | VERIFYING)", () => {
   it("names every spent category", () => {
     const gate = Gate.unblock(ctx("BLOCKED"), {
       to: "RUNNING",
-      blockerCategories: ["no_progress", "repeated_failure"],
+      blockers: blockersOf(["no_progress", "repeated_failure"]), receipt: null, authority,
       codeChanged: false,
       pendingSteps: []
     })

@@ -16,7 +16,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import type * as Digest from "../src/Digest.js"
 import * as Event from "../src/Event.js"
-import type * as Gate from "../src/Gate.js"
+import * as Gate from "../src/Gate.js"
 import * as Plan from "../src/Plan.js"
 import * as Spec from "../src/Spec.js"
 import * as Task from "../src/Task.js"
@@ -27,6 +27,7 @@ import {
   approveSpecNow,
   asTask,
   cmd,
+  completeNow,
   type Command,
   drive,
   fakeDigest,
@@ -54,6 +55,7 @@ import {
   user,
   verifier
 } from "./fixtures.js"
+import * as Keys from "./keys.js"
 
 type State = Task.State
 type Tag = Command["_tag"]
@@ -282,7 +284,7 @@ describe("Task.decide: every command in every state (hand-written table)", () =>
         const events = eventsOf(decision)
         expect(tags(events)).toEqual(expected.events)
         for (const event of events) {
-          expect(event.version).toBe(1)
+          expect(event.version).toBe(Event.catalogue[event._tag])
           expect(event.actor).toEqual(command.actor)
           expect(event.at).toBe(command.at)
         }
@@ -534,13 +536,14 @@ describe("FAILED → REOPENED needs a person's receipt on a terminal for the cur
     expect(hold.gate.kind).toBe("reopen")
     expect(hold.gate.to).toBe("REOPENED")
     expect(hold.gate.requiredActions).toEqual([
-      { description: "A person approves the reopen on an interactive terminal", command: "ratchet reopen t-1" }
+      { description: "A person approves the reopen on an interactive terminal", command: "ratchet reopen t-1 --reason \"<why>\"" }
     ])
   })
 
   it("with an agent's receipt: HOLD approval_requires_user", () => {
     const hold = heldOf(Task.decide(cmd.reopen(receipt("reopen", digest(), { actor: agent })), failed.aggregate))
-    expect(codes(hold)).toEqual(["approval_requires_user"])
+    // Signed with a person's key, the receipt still names an agent: it is not that person's act.
+    expect(codes(hold)).toEqual(["approval_requires_user", "signature_invalid"])
   })
 
   it("with a receipt that did not come from a terminal: HOLD approval_requires_terminal", () => {
@@ -554,7 +557,7 @@ describe("FAILED → REOPENED needs a person's receipt on a terminal for the cur
   })
 
   it("with a receipt for another subject: HOLD receipt_wrong_subject", () => {
-    const hold = heldOf(Task.decide(cmd.reopen(receipt("spec", digest())), failed.aggregate))
+    const hold = heldOf(Task.decide(cmd.reopen(receipt("spec", digest(), {}, { revision: null })), failed.aggregate))
     expect(codes(hold)).toEqual(["receipt_wrong_subject"])
   })
 
@@ -562,7 +565,7 @@ describe("FAILED → REOPENED needs a person's receipt on a terminal for the cur
     const valid = receipt("reopen", digest())
     const events = eventsOf(Task.decide(cmd.reopen(valid, "the branch was lost"), failed.aggregate))
     expect(events).toEqual([
-      { _tag: "TaskReopened", version: 1, actor: user, at: NOW, from: "FAILED", reason: "the branch was lost", receipt: valid }
+      { _tag: "TaskReopened", version: 2, actor: user, at: NOW, from: "FAILED", reason: "the branch was lost", receipt: valid }
     ])
     const reopened = { aggregate: events.reduce(Task.evolve, failed.aggregate), events: [...failed.events, ...events] }
     const task = asTask(reopened.aggregate)
@@ -575,7 +578,7 @@ describe("FAILED → REOPENED needs a person's receipt on a terminal for the cur
   it("a reopen from RUNNING needs no receipt and records none", () => {
     const events = eventsOf(Task.decide(cmd.reopen(null), REACHED.RUNNING.aggregate))
     expect(events).toEqual([
-      { _tag: "TaskReopened", version: 1, actor: user, at: NOW, from: "RUNNING", reason: "the contract was wrong" }
+      { _tag: "TaskReopened", version: 2, actor: user, at: NOW, from: "RUNNING", reason: "the contract was wrong" }
     ])
     expect("receipt" in events[0]!).toBe(false)
   })
@@ -778,7 +781,7 @@ describe("an attempt's FAIL is not a task FAILED", () => {
   it("a block for another reason unblocks to RUNNING", () => {
     const events = eventsOf(Task.decide(cmd.unblock("RUNNING"), REACHED.BLOCKED.aggregate))
     expect(events).toEqual([
-      { _tag: "TaskUnblocked", version: 1, actor: user, at: NOW, to: "RUNNING", resolution: "the dependency is installed" }
+      { _tag: "TaskUnblocked", version: 2, actor: user, at: NOW, to: "RUNNING", resolution: "the dependency is installed", receipt: null }
     ])
     const next = asTask(events.reduce(Task.evolve, REACHED.BLOCKED.aggregate))
     expect(next.state).toBe("RUNNING")
@@ -892,8 +895,8 @@ describe("invalidation", () => {
       ])
       const next = asTask(events.reduce(Task.evolve, aggregate))
       expect(next.state).toBe("SPEC_READY")
-      expect(next.spec).toEqual({ revision: 2, digest: Spec.digest(specB), spec: specB, approvedDigest: null })
-      expect(next.plan).toMatchObject({ revision: 1, digest: planDigestOf(task), stale: true, approvedDigest: null })
+      expect(next.spec).toEqual({ revision: 2, digest: Spec.digest(specB), spec: specB, approvedDigest: null, approval: null })
+      expect(next.plan).toMatchObject({ revision: 1, digest: planDigestOf(task), stale: true, approvedDigest: null, approval: null })
     }
   )
 
@@ -1049,12 +1052,12 @@ describe("approvals need a person's receipt for the current digest", () => {
   it("a spec approval by an agent is held as approval_requires_user", () => {
     const { aggregate, task } = REACHED.SPEC_READY
     const hold = heldOf(Task.decide(cmd.approveSpec(receipt("spec", specDigestOf(task), { actor: agent })), aggregate))
-    expect(codes(hold)).toEqual(["approval_requires_user"])
+    expect(codes(hold)).toEqual(["approval_requires_user", "signature_invalid"])
   })
 
   it("a spec approval for the spec before a change is held as stale_digest", () => {
     const changed = drive([cmd.proposeSpec(specB)], REACHED.SPEC_READY)
-    const hold = heldOf(Task.decide(cmd.approveSpec(receipt("spec", Spec.digest(specA))), changed.aggregate))
+    const hold = heldOf(Task.decide(cmd.approveSpec(receipt("spec", Spec.digest(specA), {}, { revision: 2 })), changed.aggregate))
     expect(codes(hold)).toEqual(["stale_digest"])
   })
 
@@ -1062,7 +1065,7 @@ describe("approvals need a person's receipt for the current digest", () => {
     const { aggregate, task } = REACHED.SPEC_READY
     const r = receipt("spec", specDigestOf(task))
     expect(eventsOf(Task.decide(cmd.approveSpec(r), aggregate))).toEqual([
-      { _tag: "SpecApproved", version: 1, actor: user, at: NOW, revision: 1, digest: specDigestOf(task), receipt: r }
+      { _tag: "SpecApproved", version: 2, actor: user, at: NOW, revision: 1, digest: specDigestOf(task), receipt: r }
     ])
   })
 
@@ -1075,7 +1078,7 @@ describe("approvals need a person's receipt for the current digest", () => {
     const { aggregate, task } = REACHED.PLAN_READY
     const r = receipt("plan", planDigestOf(task))
     expect(eventsOf(Task.decide(cmd.approvePlan(r), aggregate))).toEqual([
-      { _tag: "PlanApproved", version: 1, actor: user, at: NOW, revision: 1, digest: planDigestOf(task), receipt: r }
+      { _tag: "PlanApproved", version: 2, actor: user, at: NOW, revision: 1, digest: planDigestOf(task), receipt: r }
     ])
   })
 
@@ -1135,7 +1138,7 @@ describe("VERIFYING → COMPLETED needs independent, current evidence", () => {
     expect(events).toEqual([
       {
         _tag: "TaskCompleted",
-        version: 1,
+        version: 2,
         actor: system,
         at: NOW,
         runId: "run-1",
@@ -1174,7 +1177,7 @@ describe("VERIFYING → COMPLETED needs independent, current evidence", () => {
       planDigest: planDigestOf(verifying.task)
     })
     expect(hold.gate.evaluatedAt).toBe(NOW)
-    expect(hold.gate.policyVersion).toBe("ratchet-lifecycle/1")
+    expect(hold.gate.policyVersion).toBe("ratchet-lifecycle/2")
   })
 })
 
@@ -1279,7 +1282,7 @@ describe("the brief's closure audit", () => {
     ])
     expect(run.events.at(-1)).toEqual({
       _tag: "RestatementApproved",
-      version: 1,
+      version: 2,
       actor: user,
       at: NOW,
       digest: Task.restatementDigest("One sentence."),
@@ -1459,5 +1462,98 @@ describe("evolve", () => {
     const refusal = refusedOf(Task.decide(cmd.resume(), broken))
     expect(refusal.code).toBe("task_paused")
     expect(refusal.reason).toBe("the task is paused (from unknown); only a PAUSED task resumes.")
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Authority: signed receipts and verdicts through the decider
+// ---------------------------------------------------------------------------------------------
+
+describe("a person's authority is a signature the agent cannot produce", () => {
+  it("the task keeps the receipt each approval was recorded with, and forgets it when the approval is voided", () => {
+    const { task } = REACHED.PLAN_APPROVED
+    expect(task.spec?.approval?.subject).toBe("spec")
+    expect(task.spec?.approval?.signature?.key).toBe(Keys.alice.key)
+    expect(task.plan?.approval?.subject).toBe("plan")
+    const changed = asTask(drive([cmd.proposeSpec(specB)], REACHED.PLAN_APPROVED).aggregate)
+    expect(changed.spec?.approval).toBeNull()
+    expect(changed.plan?.approval).toBeNull()
+  })
+
+  it("an approval with an unsigned receipt (an agent through a pseudo-terminal) is held and records nothing", () => {
+    const { aggregate, task } = REACHED.PLAN_READY
+    const hold = heldOf(Task.decide(cmd.approvePlan(receipt("plan", planDigestOf(task), { signature: null })), aggregate))
+    expect(codes(hold)).toEqual(["receipt_unsigned"])
+  })
+
+  it("an approval signed with the agent's own key, not registered, is held as approver_unknown", () => {
+    const { aggregate, task } = REACHED.PLAN_READY
+    const forged = receipt("plan", planDigestOf(task), { actor: { kind: "user", id: "alice" } }, { signer: Keys.mallory })
+    expect(codes(heldOf(Task.decide(cmd.approvePlan(forged), aggregate)))).toEqual(["approver_unknown"])
+  })
+
+  it("a plan 'approved' by an event written straight into the store, with an unsigned receipt, cannot run", () => {
+    const { aggregate, task } = REACHED.PLAN_READY
+    const plan = task.plan!
+    const forged = Event.make<Extract<Event.Event, { _tag: "PlanApproved" }>>({
+      _tag: "PlanApproved",
+      actor: user,
+      at: NOW,
+      revision: plan.revision,
+      digest: plan.digest,
+      receipt: receipt("plan", plan.digest, { signature: null })
+    })
+    const approved = asTask(Task.evolve(aggregate, forged))
+    expect(approved.state).toBe("PLAN_APPROVED")
+    const hold = heldOf(Task.decide(startRunNow(approved), approved))
+    expect(codes(hold)).toEqual(["receipt_unsigned"])
+    expect(hold.gate.kind).toBe("run_start")
+  })
+
+  it("a task completed on a forged plan approval cannot complete: the completion gate checks the approvals again", () => {
+    const { aggregate } = REACHED.VERIFYING
+    const task = asTask(aggregate)
+    const forged: Task.Task = { ...task, plan: { ...task.plan!, approval: receipt("plan", task.plan!.digest, {}, { signer: Keys.mallory }) } }
+    const hold = heldOf(Task.decide(completeNow(forged), forged))
+    expect(codes(hold)).toEqual(["approver_unknown"])
+  })
+
+  it("a completion records only the verdicts that count: signed, current, independent", () => {
+    const { aggregate, task } = REACHED.VERIFYING
+    const counted = pass("AC-001", specDigestOf(task))
+    const unsigned = pass("AC-002", specDigestOf(task), { signature: null })
+    const events = eventsOf(Task.decide(cmd.complete([counted, unsigned]), aggregate))
+    expect(events[0]?._tag === "TaskCompleted" && events[0].verdicts).toEqual([counted])
+  })
+
+  it("an unsigned PASS (an agent's ratchet verify) never completes a task", () => {
+    const { aggregate, task } = REACHED.VERIFYING
+    const hold = heldOf(Task.decide(cmd.complete([pass("AC-001", specDigestOf(task), { signature: null })]), aggregate))
+    expect(codes(hold)).toEqual(["verdict_unsigned"])
+  })
+
+  it("a person who marked a manual step done cannot complete on their own verdict; the runner they started does not bar them", () => {
+    const { aggregate, task } = REACHED.VERIFYING
+    const theirs = pass("AC-001", specDigestOf(task))
+    expect(codes(heldOf(Task.decide(cmd.complete([theirs], [runner, verifier]), aggregate)))).toEqual(["self_verification"])
+    expect(eventsOf(Task.decide(cmd.complete([theirs], [{ kind: "runner", id: "vera" }]), aggregate)).map((event) => event._tag)).toEqual([
+      "TaskCompleted"
+    ])
+  })
+
+  it("unblocking a scope violation needs the person's signed receipt for exactly it, recorded on the event", () => {
+    const blocked = drive([cmd.block("scope_violation")], REACHED.RUNNING)
+    const task = asTask(blocked.aggregate)
+    expect(codes(heldOf(Task.decide(cmd.unblock("RUNNING"), blocked.aggregate)))).toEqual(["receipt_required"])
+    const signed = receipt("unblock", Gate.unblockDigest(TASK_ID, "RUNNING", task.blockers))
+    const events = eventsOf(Task.decide(cmd.unblock("RUNNING", { receipt: signed }), blocked.aggregate))
+    expect(events).toEqual([
+      { _tag: "TaskUnblocked", version: 2, actor: user, at: NOW, to: "RUNNING", resolution: "the dependency is installed", receipt: signed }
+    ])
+  })
+
+  it("unblocking a missing dependency needs no receipt and records none", () => {
+    const events = eventsOf(Task.decide(cmd.unblock("RUNNING"), REACHED.BLOCKED.aggregate))
+    expect(events[0]?._tag === "TaskUnblocked" && events[0].receipt).toBeNull()
   })
 })

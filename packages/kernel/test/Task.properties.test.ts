@@ -253,21 +253,29 @@ const subjectDigest = (task: Task.Task | null, subject: Event.ReceiptSubject): D
       return fakeDigest("4")
     case "resolution":
       return fakeDigest("5")
+    case "unblock":
+      return fakeDigest("6")
+    case "rewind":
+      return fakeDigest("7")
   }
 }
+
+/** The revision a receipt for `subject` is bound to: the spec's or the plan's current one. */
+const subjectRevision = (task: Task.Task | null, subject: Event.ReceiptSubject): number | null =>
+  subject === "spec" ? task?.spec?.revision ?? 1 : subject === "plan" ? task?.plan?.revision ?? 1 : null
 
 const receiptFor = (r: ReceiptRecipe, subject: Event.ReceiptSubject, task: Task.Task | null): Event.Receipt | null => {
   switch (r.kind) {
     case "none":
       return null
     case "valid":
-      return receipt(subject, subjectDigest(task, subject))
+      return receipt(subject, subjectDigest(task, subject), {}, { revision: subjectRevision(task, subject) })
     case "odd": {
       const actual = r.subject === "right" ? subject : r.subject
       return receipt(actual, r.bound ? subjectDigest(task, subject) : fakeDigest("9"), {
         actor: r.actor === "user" ? user : agent,
         channel: r.channel
-      })
+      }, { revision: subjectRevision(task, subject) })
     }
   }
 }
@@ -681,6 +689,8 @@ const target = (event: AnyEvent): State | null => {
     case "IntentSettled":
     case "VerificationRecorded":
     case "TurnRecorded":
+    case "TaskRewound":
+    case "ApproversEntryRecorded":
       return null
   }
 }

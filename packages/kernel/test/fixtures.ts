@@ -7,10 +7,11 @@
  */
 import * as Either from "effect/Either"
 import * as Digest from "../src/Digest.js"
-import type * as Event from "../src/Event.js"
+import * as Event from "../src/Event.js"
 import * as Plan from "../src/Plan.js"
 import * as Spec from "../src/Spec.js"
 import * as Task from "../src/Task.js"
+import * as Keys from "./keys.js"
 
 export const TASK_ID = "t-1"
 export const PROJECT_ID = "p-1"
@@ -18,20 +19,43 @@ export const PROJECT_ID = "p-1"
 /** A fixed logical time for commands; tests never read a clock. */
 export const NOW = 5_000
 
+/** alice is an approver of the project (her key is `Keys.alice`); vera verifies (`Keys.vera`). */
 export const user: Event.Actor = { kind: "user", id: "alice" }
 export const agent: Event.Actor = { kind: "agent", id: "agent-1" }
 export const runner: Event.Actor = { kind: "runner", id: "runner-1" }
-export const verifier: Event.Actor = { kind: "verifier", id: "verifier-1" }
+export const verifier: Event.Actor = { kind: "user", id: "vera" }
 export const system: Event.Actor = { kind: "system", id: "ratchet" }
 
 /** A syntactically valid digest made of one repeated hex character, for facts that are not hashed. */
 export const fakeDigest = (hex: string): Digest.Digest => Digest.Digest.make(`sha256:${hex.repeat(64 / hex.length)}`)
 
+/** Whom the tests' project trusts: alice and vera. */
+export const authority = Keys.authorityFor(PROJECT_ID)
+
+/** The revision a receipt for `subject` is signed at when none is given: 1 for a spec or a plan. */
+const defaultRevision = (subject: Event.ReceiptSubject): number | null => (subject === "spec" || subject === "plan" ? 1 : null)
+
+/**
+ * A receipt for task `TASK_ID`, signed by alice's key over its final content (after `overrides`),
+ * unless `overrides.signature` says otherwise or `signer`/`revision` are given.
+ */
 export const receipt = (
   subject: Event.ReceiptSubject,
   digest: Digest.Digest,
-  overrides: Partial<Event.Receipt> = {}
-): Event.Receipt => ({ subject, digest, actor: user, channel: "terminal", at: NOW, ...overrides })
+  overrides: Partial<Event.Receipt> = {},
+  options: { readonly signer?: Keys.TestKey; readonly revision?: number | null; readonly taskId?: string } = {}
+): Event.Receipt => {
+  const { signature, ...rest } = overrides
+  const unsigned = { subject, digest, actor: user, channel: "terminal", at: NOW, ...rest }
+  if (signature !== undefined) return { ...unsigned, signature }
+  return Keys.signReceipt(
+    options.signer ?? Keys.alice,
+    PROJECT_ID,
+    options.taskId ?? TASK_ID,
+    options.revision === undefined ? defaultRevision(subject) : options.revision,
+    unsigned
+  )
+}
 
 // ---------------------------------------------------------------------------------------------
 // Spec and plan
@@ -99,19 +123,24 @@ export type Command = Task.Command
 
 const meta = (actor: Event.Actor = user, at: number = NOW) => ({ actor, at })
 
+/** The run every `reach` starts. */
+export const RUN_ID = "run-1"
+
+/**
+ * A PASS verdict for `TASK_ID`'s run `RUN_ID`, by vera, signed with her key over its final content
+ * (after `overrides`), unless `overrides.signature` says otherwise or `signer` is given.
+ */
 export const pass = (
   acId: string,
   specDigest: Digest.Digest,
-  overrides: Partial<Event.AcVerdict> = {}
-): Event.AcVerdict => ({
-  acId,
-  verdict: "PASS",
-  evidenceRefs: [`ev-${acId}`],
-  specDigest,
-  verifier,
-  at: NOW,
-  ...overrides
-})
+  overrides: Partial<Event.AcVerdict> = {},
+  options: { readonly signer?: Keys.TestKey; readonly runId?: string } = {}
+): Event.AcVerdict => {
+  const { signature, ...rest } = overrides
+  const unsigned = { acId, verdict: "PASS" as const, evidenceRefs: [`ev-${acId}`], specDigest, verifier, at: NOW, ...rest }
+  if (signature !== undefined) return { ...unsigned, signature }
+  return Keys.signVerdict(options.signer ?? Keys.vera, PROJECT_ID, TASK_ID, options.runId ?? RUN_ID, unsigned)
+}
 
 export const cmd = {
   createTask: (actor: Event.Actor = user): Command => ({
@@ -143,23 +172,23 @@ export const cmd = {
     source
   }),
   restate: (text = "Status prints JSON when asked."): Command => ({ _tag: "Restate", ...meta(agent), text }),
-  approveRestatement: (r: Event.Receipt): Command => ({ _tag: "ApproveRestatement", ...meta(), receipt: r }),
+  approveRestatement: (r: Event.Receipt): Command => ({ _tag: "ApproveRestatement", ...meta(), receipt: r, authority }),
   closeBrief: (): Command => ({ _tag: "CloseBrief", ...meta() }),
   resumeInterview: (): Command => ({ _tag: "ResumeInterview", ...meta() }),
   proposeSpec: (spec: Spec.Spec): Command => ({ _tag: "ProposeSpec", ...meta(agent), spec }),
-  approveSpec: (r: Event.Receipt): Command => ({ _tag: "ApproveSpec", ...meta(), receipt: r }),
+  approveSpec: (r: Event.Receipt): Command => ({ _tag: "ApproveSpec", ...meta(), receipt: r, authority }),
   recordPreflight: (observation: Partial<Event.PreflightObservation> = {}): Command => ({
     _tag: "RecordPreflight",
     ...meta(system),
     observation: { head: "abc123", dirtyPaths: [], missingPaths: [], invalidScopes: [], ...observation }
   }),
   proposePlan: (plan: Plan.Plan): Command => ({ _tag: "ProposePlan", ...meta(agent), plan }),
-  approvePlan: (r: Event.Receipt): Command => ({ _tag: "ApprovePlan", ...meta(), receipt: r }),
+  approvePlan: (r: Event.Receipt): Command => ({ _tag: "ApprovePlan", ...meta(), receipt: r, authority }),
   startRun: (
     specDigest: Digest.Digest,
     planDigest: Digest.Digest,
     lease: { readonly held: boolean; readonly epoch: number } = { held: true, epoch: 1 }
-  ): Command => ({ _tag: "StartRun", ...meta(runner), runId: "run-1", specDigest, planDigest, lease }),
+  ): Command => ({ _tag: "StartRun", ...meta(runner), runId: RUN_ID, specDigest, planDigest, lease, authority }),
   recordAttemptFailure: (fingerprint: string, progressed = true, stepId = "build", attempt = 1): Command => ({
     _tag: "RecordAttemptFailure",
     ...meta(runner),
@@ -178,7 +207,8 @@ export const cmd = {
     _tag: "Complete",
     ...meta(system),
     verdicts,
-    workers
+    workers,
+    authority
   }),
   block: (category: Event.Blocker["category"] = "missing_dependency"): Command => ({
     _tag: "Block",
@@ -187,21 +217,28 @@ export const cmd = {
   }),
   unblock: (
     to: "RUNNING" | "VERIFYING" = "RUNNING",
-    options: { readonly codeChanged?: boolean; readonly pendingSteps?: ReadonlyArray<string> } = {}
+    options: {
+      readonly codeChanged?: boolean
+      readonly pendingSteps?: ReadonlyArray<string>
+      readonly receipt?: Event.Receipt | null
+    } = {}
   ): Command => ({
     _tag: "Unblock",
     ...meta(),
     to,
     resolution: "the dependency is installed",
     codeChanged: options.codeChanged ?? false,
-    pendingSteps: options.pendingSteps ?? []
+    pendingSteps: options.pendingSteps ?? [],
+    receipt: options.receipt ?? null,
+    authority
   }),
   fail: (): Command => ({ _tag: "Fail", ...meta(system), reason: "the branch was force-pushed", evidenceRefs: ["ev-git"] }),
   reopen: (r: Event.Receipt | null = null, reason = "the contract was wrong"): Command => ({
     _tag: "Reopen",
     ...meta(),
     reason,
-    receipt: r
+    receipt: r,
+    authority
   }),
   pause: (reason?: string): Command => ({ _tag: "Pause", ...meta(), ...(reason === undefined ? {} : { reason }) }),
   resume: (): Command => ({ _tag: "Resume", ...meta() }),
@@ -257,8 +294,10 @@ export const approveRestatementNow = (task: Task.Task): Command => {
   if (task.brief.restatement === null) throw new Error("no restatement")
   return cmd.approveRestatement(receipt("restatement", task.brief.restatement.digest))
 }
-export const approveSpecNow = (task: Task.Task): Command => cmd.approveSpec(receipt("spec", specDigestOf(task)))
-export const approvePlanNow = (task: Task.Task): Command => cmd.approvePlan(receipt("plan", planDigestOf(task)))
+export const approveSpecNow = (task: Task.Task): Command =>
+  cmd.approveSpec(receipt("spec", specDigestOf(task), {}, { revision: task.spec?.revision ?? null }))
+export const approvePlanNow = (task: Task.Task): Command =>
+  cmd.approvePlan(receipt("plan", planDigestOf(task), {}, { revision: task.plan?.revision ?? null }))
 export const startRunNow = (task: Task.Task): Command => cmd.startRun(specDigestOf(task), planDigestOf(task))
 export const completeNow = (task: Task.Task): Command => cmd.complete([pass("AC-001", specDigestOf(task))])
 
@@ -377,7 +416,8 @@ export const STATES = [
 
 const made = <Tag extends Event.Event["_tag"]>(
   input: Event.Input<Extract<Event.Event, { _tag: Tag }>>
-): Extract<Event.Event, { _tag: Tag }> => ({ ...input, version: 1 }) as unknown as Extract<Event.Event, { _tag: Tag }>
+): Extract<Event.Event, { _tag: Tag }> =>
+  ({ ...input, version: Event.catalogue[input._tag] }) as unknown as Extract<Event.Event, { _tag: Tag }>
 
 const sampleSpecDigest = Spec.digest(specA)
 const samplePlan = planFor(specA)
@@ -488,7 +528,7 @@ export const SAMPLE_EVENTS: { readonly [Tag in Event.Event["_tag"]]: Extract<Eve
     from: "RUNNING",
     blocker: { category: "missing_dependency", owner: "user", requiredAction: "install it", lastEvidence: ["ev-1"] }
   }),
-  TaskUnblocked: made({ _tag: "TaskUnblocked", actor: user, at: 19, to: "RUNNING", resolution: "installed" }),
+  TaskUnblocked: made({ _tag: "TaskUnblocked", actor: user, at: 19, to: "RUNNING", resolution: "installed", receipt: null }),
   VerificationStarted: made({ _tag: "VerificationStarted", actor: system, at: 20, runId: "run-1", snapshotLsn: 99 }),
   TaskCompleted: made({
     _tag: "TaskCompleted",
@@ -621,6 +661,26 @@ export const SAMPLE_EVENTS: { readonly [Tag in Event.Event["_tag"]]: Extract<Eve
     stepId: "docs",
     attempt: 1,
     turn: { _tag: "toolUsed" }
+  }),
+  TaskRewound: made({
+    _tag: "TaskRewound",
+    actor: user,
+    at: 43,
+    parent: "main",
+    atLsn: 12,
+    receipt: sampleReceipt("rewind", fakeDigest("a"))
+  }),
+  ApproversEntryRecorded: made({
+    _tag: "ApproversEntryRecorded",
+    actor: user,
+    at: 44,
+    entry: Keys.signEntry(Keys.alice, PROJECT_ID, {
+      seq: 1,
+      op: "add",
+      approver: Keys.aliceApprover,
+      at: 44,
+      prev: null
+    })
   })
 }
 

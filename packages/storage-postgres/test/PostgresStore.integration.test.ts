@@ -10,6 +10,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { expect, it } from "@effect/vitest"
+import * as Event from "@ratchet/kernel/Event"
+import * as Spec from "@ratchet/kernel/Spec"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as Migrations from "@ratchet/storage/Migrations"
 import * as ReadModel from "@ratchet/storage/ReadModel"
@@ -22,6 +24,7 @@ import { describePostgres, testSchemaName, testUrl } from "@ratchet/testkit/Post
 import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
+import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -304,6 +307,54 @@ await describePostgres("PostgresStore (PostgreSQL on the test server)", () => {
           events: [Events.turnRecorded(target, { _tag: "toolFailed" })]
         })
         expect((yield* models.attempts("t-1")).map((row) => row.turn)).toEqual([{ ...initialTurn, toolFailed: true }])
+        expect(yield* models.snapshot("t-1")).toEqual(yield* models.rebuild("t-1"))
+      }))
+      const [version] = yield* withAdmin((admin) =>
+        admin<{ readonly version: number | string }>`SELECT version FROM ${admin(schema)}.ratchet_schema`
+      )
+      expect(Number(version?.version)).toBe(Migrations.latestVersion)
+    })
+  })
+
+  it.effect("upgrades a version-2 store: summaries are folded again, and approvals an older Ratchet wrote read as unsigned", () => {
+    const schema = freshSchema()
+    const spec = Either.getOrThrow(Spec.decode({ goal: "ship it", acceptanceCriteria: [{ id: "AC-001", outcome: "it ships", required: true }] }))
+    const digest = Spec.digest(spec)
+    const actor = Events.actors.user
+    const receiptV1 = { subject: "spec", digest, actor, channel: "terminal", at: 5 } as const
+    return Effect.gen(function*() {
+      yield* Effect.scoped(Effect.gen(function*() {
+        const context = yield* Layer.build(storeIn(schema))
+        yield* Context.get(context, EventStore.EventStore).append({
+          ...task("t-1"),
+          expectedVersion: 0,
+          epoch: null,
+          operationId: "op-1",
+          events: [
+            created("t-1"),
+            Event.make({ _tag: "SpecProposed", actor, at: 4, revision: 1, digest, spec, voidedApproval: false }),
+            Event.make({ _tag: "SpecApproved", actor, at: 5, revision: 1, digest, receipt: { ...receiptV1, signature: null } })
+          ]
+        })
+      }))
+      // The store as version 2 left it: the approval event at version 1 (no signature), and a
+      // summary without the approval's receipt.
+      yield* withAdmin((admin) =>
+        Effect.gen(function*() {
+          const v1 = JSON.stringify({ _tag: "SpecApproved", version: 1, actor, at: 5, revision: 1, digest, receipt: receiptV1 })
+          yield* admin`UPDATE ${admin(schema)}.ratchet_events SET type_version = 1, payload = ${v1} WHERE type = 'SpecApproved'`
+          const [row] = yield* admin<{ readonly summary: string }>`SELECT summary FROM ${admin(schema)}.ratchet_task_summaries WHERE stream_id = 't-1'`
+          const old = JSON.parse(row!.summary) as { task: { spec: Record<string, unknown> } }
+          delete old.task.spec["approval"]
+          yield* admin`UPDATE ${admin(schema)}.ratchet_task_summaries SET summary = ${JSON.stringify(old)} WHERE stream_id = 't-1'`
+          yield* admin`UPDATE ${admin(schema)}.ratchet_schema SET version = 2`
+        })
+      )
+      yield* Effect.scoped(Effect.gen(function*() {
+        const context = yield* Layer.build(storeIn(schema))
+        const models = Context.get(context, ReadModel.ReadModels)
+        const summary = yield* models.taskSummary("t-1")
+        expect(summary?.task.spec?.approval).toEqual({ ...receiptV1, signature: null })
         expect(yield* models.snapshot("t-1")).toEqual(yield* models.rebuild("t-1"))
       }))
       const [version] = yield* withAdmin((admin) =>

@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Event from "@ratchet/kernel/Event"
+import * as Spec from "@ratchet/kernel/Spec"
 import * as Turn from "@ratchet/kernel/Turn"
 import * as BlobStore from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
@@ -384,6 +385,49 @@ describe("SqliteStore", () => {
           events: [Event.make({ _tag: "TurnRecorded", actor, at: 10, ...run, turn: { _tag: "toolUsed" } })]
         }))
         expect((yield* models.attempts("t-1"))[0]?.turn).toEqual({ ...Turn.initial, toolUsed: true })
+        expect(yield* models.snapshot("t-1")).toEqual(yield* models.rebuild("t-1"))
+      }).pipe(Effect.provide(SqliteStore.layer({ directory })))
+      const after = new Database(file, { readonly: true })
+      expect(after.prepare("SELECT version FROM ratchet_schema").get()).toEqual({ version: Migrations.latestVersion })
+      after.close()
+    }))
+
+  it.effect("upgrades a version-2 store: summaries are folded again, and approvals an older Ratchet wrote read as unsigned", () =>
+    Effect.gen(function*() {
+      const directory = tempHome()
+      const spec = Either.getOrThrow(Spec.decode({
+        goal: "ship it",
+        acceptanceCriteria: [{ id: "AC-001", outcome: "it ships", required: true }]
+      }))
+      const digest = Spec.digest(spec)
+      const receiptV1 = { subject: "spec", digest, actor: { kind: "user", id: "alice" }, channel: "terminal", at: 5 } as const
+      yield* Effect.flatMap(EventStore.EventStore, (store) =>
+        store.append(request({
+          operationId: "op-1",
+          events: [
+            created("t-1"),
+            Event.make({ _tag: "SpecProposed", actor, at: 4, revision: 1, digest, spec, voidedApproval: false }),
+            Event.make({ _tag: "SpecApproved", actor, at: 5, revision: 1, digest, receipt: { ...receiptV1, signature: null } })
+          ]
+        }))).pipe(Effect.provide(SqliteStore.layer({ directory })))
+      // The store as version 2 left it: the approval event at version 1 (no signature), and a
+      // summary without the approval's receipt.
+      const file = path.join(directory, "ratchet.db")
+      const db = new Database(file)
+      db.prepare("UPDATE ratchet_events SET type_version = 1, payload = ? WHERE type = 'SpecApproved'").run(
+        JSON.stringify({ _tag: "SpecApproved", version: 1, actor, at: 5, revision: 1, digest, receipt: receiptV1 })
+      )
+      const row = db.prepare("SELECT summary FROM ratchet_task_summaries WHERE stream_id = 't-1'").get() as { summary: string }
+      const old = JSON.parse(row.summary) as { task: { spec: Record<string, unknown> } }
+      delete old.task.spec["approval"]
+      db.prepare("UPDATE ratchet_task_summaries SET summary = ? WHERE stream_id = 't-1'").run(JSON.stringify(old))
+      db.prepare("UPDATE ratchet_schema SET version = 2").run()
+      db.close()
+      yield* Effect.gen(function*() {
+        const models = yield* ReadModel.ReadModels
+        const summary = yield* models.taskSummary("t-1")
+        expect(summary?.task.spec?.approval).toEqual({ ...receiptV1, signature: null })
+        expect(summary?.task.spec?.approvedDigest).toBe(digest)
         expect(yield* models.snapshot("t-1")).toEqual(yield* models.rebuild("t-1"))
       }).pipe(Effect.provide(SqliteStore.layer({ directory })))
       const after = new Database(file, { readonly: true })

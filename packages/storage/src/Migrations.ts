@@ -28,6 +28,12 @@ export interface Migration {
   readonly version: number
   readonly name: string
   readonly statements: Readonly<Record<Dialect, ReadonlyArray<string>>>
+  /**
+   * True when the shape of the task summary changed: after the statements, every branch's summary
+   * is folded again from its events (decoded, so older event versions are upcast) and rewritten,
+   * in the same transaction. The log is the authority; a summary is only ever its fold.
+   */
+  readonly refoldSummaries?: boolean
 }
 
 /** The JSON of a turn with every flag false, as `JSON.stringify(Turn.initial)` writes it. */
@@ -246,6 +252,14 @@ export const migrations: ReadonlyArray<Migration> = [
       sqlite: [`ALTER TABLE ratchet_attempts ADD COLUMN turn TEXT NOT NULL DEFAULT '${initialTurn}'`],
       pg: [`ALTER TABLE ratchet_attempts ADD COLUMN turn TEXT NOT NULL DEFAULT '${initialTurn}'`]
     }
+  },
+  {
+    version: 3,
+    name: "the spec's and plan's approval receipts in the task summary (signed approvals)",
+    statements: { sqlite: [], pg: [] },
+    // A summary now keeps the receipt behind each approval, so the run and completion gates can
+    // check its signature again; summaries written before are folded again from their events.
+    refoldSummaries: true
   }
 ]
 

@@ -104,6 +104,32 @@ const tooNew = (version: number): StorageError.StorageError =>
   )
 
 /**
+ * Folds every branch's task summary again from its events and rewrites it (a migration whose
+ * summary shape changed; see `Migrations.Migration.refoldSummaries`). Only branches that have a
+ * summary are touched; the other read models keep their rows.
+ */
+const refoldSummaries = (db: Db, operation: string): Effect.Effect<void, StorageError.StorageError> =>
+  Effect.gen(function*() {
+    const found = yield* rows(db, operation, db.sql`SELECT DISTINCT stream_id FROM ratchet_task_summaries ORDER BY stream_id`)
+    for (const row of found) {
+      const streamId = String(row["stream_id"])
+      const stream = yield* loadBranches(db, operation, streamId)
+      if (stream === null) continue
+      for (const branch of stream.branches.keys()) {
+        const parts = yield* segments(operation, streamId, stream, branch).pipe(
+          Effect.catchTag("@ratchet/storage/BranchNotFound", () => Effect.succeed([]))
+        )
+        const folded = yield* Stream.runFold(
+          logEvents(db, operation, streamId, stream.projectId, branch, parts, { fromLsn: 1, toLsn: Number.MAX_SAFE_INTEGER }),
+          ReadModel.empty,
+          ReadModel.apply
+        )
+        yield* saveChanges(db, operation, ReadModel.empty, { ...ReadModel.empty, summary: folded.summary }, { lease: false })
+      }
+    }
+  })
+
+/**
  * Brings the schema to `Migrations.latestVersion` and returns the version recorded.
  *
  * A store already at the latest version is opened with one read and no write lock (so a
@@ -140,6 +166,7 @@ export const migrate: Effect.Effect<number, StorageError.StorageError, SqlClient
             yield* run(db, operation, db.sql.unsafe(statement))
           }
         }
+        if (pending.some((migration) => migration.refoldSummaries === true)) yield* refoldSummaries(db, operation)
         const now = yield* dialect.now
         yield* run(
           db,

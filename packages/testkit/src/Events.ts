@@ -14,7 +14,7 @@
  * @since 0.1.0
  */
 import type * as Digest from "@ratchet/kernel/Digest"
-import type * as Event from "@ratchet/kernel/Event"
+import * as Event from "@ratchet/kernel/Event"
 import type * as Turn from "@ratchet/kernel/Turn"
 
 /**
@@ -57,7 +57,8 @@ const build = <Tag extends Event.Event["_tag"]>(
   actor: Event.Actor,
   meta: Meta,
   fields: Omit<Of<Tag>, "_tag" | "version" | "actor" | "at">
-): Of<Tag> => ({ _tag: tag, version: 1, actor: meta.actor ?? actor, at: meta.at ?? defaultAt, ...fields }) as unknown as Of<Tag>
+): Of<Tag> =>
+  ({ _tag: tag, version: Event.catalogue[tag], actor: meta.actor ?? actor, at: meta.at ?? defaultAt, ...fields }) as unknown as Of<Tag>
 
 /**
  * The event that creates a task stream. Stores key the stream by its task id.
@@ -359,7 +360,8 @@ export const intentSettled = (
     stepId: target.stepId,
     attempt: target.attempt,
     outcome,
-    receipt: { subject: "resolution", digest, actor: actors.user, channel: "terminal", at: meta.at ?? defaultAt }
+    // Stores never judge a receipt: an unsigned one is a valid event (the gates refuse it).
+    receipt: { subject: "resolution", digest, actor: actors.user, channel: "terminal", at: meta.at ?? defaultAt, signature: null }
   })
 
 /**

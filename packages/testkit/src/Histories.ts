@@ -24,6 +24,7 @@ import * as Turn from "@ratchet/kernel/Turn"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
 import * as Events from "./Events.js"
+import * as Signing from "./Signing.js"
 
 /**
  * The randomness of one history.
@@ -175,13 +176,24 @@ const decodePlan = (spec: Spec.Spec, variant: number): Plan.Plan =>
     )
   )
 
-const receipt = (subject: Event.ReceiptSubject, digest: Digest.Digest, at: number): Event.Receipt => ({
-  subject,
-  digest,
-  actor: Events.actors.user,
-  channel: "terminal",
-  at
-})
+/** The histories' approver: alice (`Events.actors.user`), with a test key. */
+let approverKey: Signing.TestKey | undefined
+// Made on first use, not at import, so loading this module costs nothing.
+const alice = (): Signing.TestKey => (approverKey ??= Signing.keyOf(1))
+
+/** The project's approvers, as the histories' commands present them to the decider. */
+const authorityOf = (context: Context) =>
+  Signing.authorityFor(context.projectId, [{ id: Events.actors.user.id, key: alice().key }])
+
+/** alice's signed receipt for `subject` of the history's task, at `revision`. */
+const receipt = (
+  context: Context,
+  subject: Event.ReceiptSubject,
+  digest: Digest.Digest,
+  revision: number | null,
+  at: number
+): Event.Receipt =>
+  Signing.receipt(alice(), context.projectId, context.taskId, revision, { subject, digest, actor: Events.actors.user, channel: "terminal", at })
 
 // ---------------------------------------------------------------------------------------------
 // Choosing the next unit
@@ -216,7 +228,16 @@ const commandsFor = (
       ...system,
       blocker: { category: "missing_dependency", owner: "user", requiredAction: "install the fixture database" }
     },
-    { _tag: "Unblock", ...user, to: "RUNNING", resolution: "installed", codeChanged: true, pendingSteps: ["build"] },
+    {
+      _tag: "Unblock",
+      ...user,
+      to: "RUNNING",
+      resolution: "installed",
+      codeChanged: true,
+      pendingSteps: ["build"],
+      receipt: null,
+      authority: authorityOf(context)
+    },
     { _tag: "Fail", ...system, reason: "the branch was force-pushed", evidenceRefs: ["ev-git"] },
     { _tag: "Pause", ...user },
     { _tag: "Resume", ...user },
@@ -234,15 +255,18 @@ const commandsFor = (
     progress.push({
       _tag: "Complete",
       ...system,
-      verdicts: [{
-        acId: "AC-001",
-        verdict: "PASS",
-        evidenceRefs: ["ev-AC-001"],
-        specDigest,
-        verifier: Events.actors.verifier,
-        at
-      }],
-      workers: [Events.actors.runner]
+      verdicts: task.run === null ? [] : [
+        Signing.verdict(alice(), context.projectId, context.taskId, task.run.runId, {
+          acId: "AC-001",
+          verdict: "PASS",
+          evidenceRefs: ["ev-AC-001"],
+          specDigest,
+          verifier: Events.actors.user,
+          at
+        })
+      ],
+      workers: [Events.actors.runner],
+      authority: authorityOf(context)
     })
     progress.push({ _tag: "EnterVerification", ...system, pendingSteps: [], snapshotLsn: context.serial })
     if (task.plan !== null) {
@@ -253,22 +277,39 @@ const commandsFor = (
           runId: `run-${context.serial}`,
           specDigest,
           planDigest: task.plan.digest,
-          lease: { held: context.lease.held, epoch: context.lease.epoch }
+          lease: { held: context.lease.held, epoch: context.lease.epoch },
+          authority: authorityOf(context)
         },
-        { _tag: "ApprovePlan", ...user, receipt: receipt("plan", task.plan.digest, at) }
+        {
+          _tag: "ApprovePlan",
+          ...user,
+          receipt: receipt(context, "plan", task.plan.digest, task.plan.revision, at),
+          authority: authorityOf(context)
+        }
       )
     }
     progress.push(
       { _tag: "ProposePlan", ...agent, plan: planFor(task.spec.spec, context.serial % 2) },
       { _tag: "RecordPreflight", ...system, observation: { head: "abc123", dirtyPaths: [], missingPaths: [], invalidScopes: [] } },
-      { _tag: "ApproveSpec", ...user, receipt: receipt("spec", specDigest, at) }
+      { _tag: "ApproveSpec", ...user, receipt: receipt(context, "spec", specDigest, task.spec.revision, at), authority: authorityOf(context) }
     )
-    detours.push({ _tag: "Reopen", ...user, reason: "the contract was wrong", receipt: receipt("reopen", specDigest, at) })
+    detours.push({
+      _tag: "Reopen",
+      ...user,
+      reason: "the contract was wrong",
+      receipt: receipt(context, "reopen", specDigest, null, at),
+      authority: authorityOf(context)
+    })
   }
   if (task.state !== "SPEC_READY") progress.push({ _tag: "ProposeSpec", ...agent, spec })
   progress.push({ _tag: "CloseBrief", ...user })
   if (task.brief.restatement !== null && !task.brief.restatement.approved) {
-    progress.push({ _tag: "ApproveRestatement", ...user, receipt: receipt("restatement", task.brief.restatement.digest, at) })
+    progress.push({
+      _tag: "ApproveRestatement",
+      ...user,
+      receipt: receipt(context, "restatement", task.brief.restatement.digest, null, at),
+      authority: authorityOf(context)
+    })
   }
   if (task.brief.restatement === null) {
     progress.push({ _tag: "Restate", ...agent, text: "Status prints JSON when asked." })
@@ -389,7 +430,9 @@ const factsFor = (aggregate: Task.Aggregate, context: Context): ReadonlyArray<Re
         evidenceRefs: [`ev-${n}`],
         specDigest: aggregate.spec.digest,
         verifier: Events.actors.verifier,
-        at: at.at
+        at: at.at,
+        // A store keeps an unsigned verdict as it keeps any other fact; only the gates judge it.
+        signature: null
       }], at)
     ])
   }

@@ -17,6 +17,8 @@ export * as Histories from "./Histories.js"
 export * as HostKit from "./HostKit.js"
 /** @since 0.1.0 */
 export * as Postgres from "./Postgres.js"
+/** @since 0.2.0 */
+export * as Signing from "./Signing.js"
 /** @since 0.1.0 */
 export * as StorageChecks from "./StorageChecks.js"
 /** @since 0.1.0 */

@@ -8,11 +8,14 @@
  * task stays VERIFYING for more verification).
  *
  * Which verdicts count: only those taken in this episode (the same snapshot LSN) against the
- * current spec digest, newest per criterion, and never the worker's own (the kernel's completion
- * gate decides that part, so `ratchet done` applies the very same rule).
+ * current spec digest, signed by one of the project's approvers, newest per criterion, and never
+ * by someone who worked on the run (the kernel's completion gate decides that part, so `ratchet
+ * done` applies the very same rule). A pass records its verdicts unsigned; the caller signs them
+ * with the verifier of record's key before they are recorded.
  *
  * @since 0.1.0
  */
+import type * as Authority from "@ratchet/kernel/Authority"
 import type * as Event from "@ratchet/kernel/Event"
 import * as Gate from "@ratchet/kernel/Gate"
 import type * as Spec from "@ratchet/kernel/Spec"
@@ -82,7 +85,8 @@ export const run = (input: {
         evidenceRefs: refs,
         specDigest: ctx.specDigest as Event.AcVerdict["specDigest"],
         verifier: observer ?? ctx.verifier,
-        at: Date.now()
+        at: Date.now(),
+        signature: null
       }
       const result: CriterionResult = { acId: criterion.id, required: criterion.required, verdict, judgements }
       results.push(result)
@@ -110,25 +114,17 @@ export interface Conclusion {
 }
 
 /**
- * The newest verdict per criterion among `verdicts` taken in this episode against `specDigest`
- * from an identity that is not a worker (what the completion gate counts).
+ * The verdict per criterion the completion gate counts among `verdicts` (`Gate.countedVerdicts`:
+ * the newest taken against the current digest, signed by an approver, by someone who did not work
+ * on the run), by criterion.
  *
  * @since 0.1.0
  * @category getters
  */
 export const counted = (
   verdicts: ReadonlyArray<Event.AcVerdict>,
-  specDigest: string,
-  workers: ReadonlyArray<Event.Actor>
-): ReadonlyMap<string, Event.AcVerdict> => {
-  const newest = new Map<string, Event.AcVerdict>()
-  for (const verdict of verdicts) {
-    if (verdict.specDigest !== specDigest || workers.some((worker) => worker.id === verdict.verifier.id)) continue
-    const known = newest.get(verdict.acId)
-    if (known === undefined || verdict.at >= known.at) newest.set(verdict.acId, verdict)
-  }
-  return newest
-}
+  facts: Gate.VerdictFacts
+): ReadonlyMap<string, Event.AcVerdict> => new Map(Gate.countedVerdicts(facts, verdicts).map((verdict) => [verdict.acId, verdict]))
 
 /**
  * Concludes over every verdict of the episode (earlier passes included) for the task's current
@@ -144,16 +140,27 @@ export const conclude = (input: {
   readonly episode: EpisodeView.EpisodeView
   readonly verdicts: ReadonlyArray<Event.AcVerdict>
   readonly gateContext: Gate.Context
+  /** Whom the project trusts: an unsigned or foreign verdict never counts. */
+  readonly authority: Authority.Authority
+  /** The approvals the run rests on, checked again as the completion gate does. */
+  readonly approvals: Gate.Approvals
 }): Conclusion => {
   const required = input.spec.acceptanceCriteria.filter((ac) => ac.required).map((ac) => ac.id)
-  const gate = Gate.completion(input.gateContext, {
+  const facts: Gate.VerdictFacts = {
+    taskId: input.taskId,
+    runId: input.episode.runId,
     currentSpecDigest: input.specDigest as Event.AcVerdict["specDigest"],
+    workers: input.episode.workers,
+    authority: input.authority
+  }
+  const gate = Gate.completion(input.gateContext, {
+    ...facts,
     requiredAcs: required,
     verdicts: input.verdicts,
-    workers: input.episode.workers,
-    openBlockers: 0
+    openBlockers: 0,
+    approvals: input.approvals
   })
-  const current = counted(input.verdicts, input.specDigest, input.episode.workers)
+  const current = counted(input.verdicts, facts)
   const failing = required.filter((acId) => current.get(acId)?.verdict === "FAIL")
   const id = input.taskId
   if (failing.length > 0) {

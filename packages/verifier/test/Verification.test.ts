@@ -13,6 +13,7 @@ import type * as Event from "@ratchet/kernel/Event"
 import type * as Gate from "@ratchet/kernel/Gate"
 import type * as Spec from "@ratchet/kernel/Spec"
 import * as StorageError from "@ratchet/storage/StorageError"
+import * as Signing from "@ratchet/testkit/Signing"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Builtin from "../src/Builtin.js"
@@ -32,6 +33,7 @@ import {
   OTHER_SPEC_DIGEST,
   PLAN_DIGEST,
   removeWorkspaces,
+  RUN_ID,
   runner1,
   SNAPSHOT,
   spec,
@@ -265,8 +267,11 @@ describe("Verification.run", () => {
         spec,
         specDigest: SPEC_DIGEST,
         episode: episode(),
-        verdicts: results.map((result) => result.verdict),
-        gateContext
+        // The verifier of record signs the pass's verdicts (the controller does, with the person's key).
+        verdicts: results.map((result) => sign({ ...result.verdict, verifier: vera })),
+        gateContext,
+        authority,
+        approvals
       })
       expect(conclusion.outcome).toBe("REVISE")
       expect(conclusion.failing).toEqual(["AC-002"])
@@ -288,21 +293,55 @@ const gateContext: Gate.Context = {
 
 const ref = (n: number) => `sha256:${String(n).repeat(64).slice(0, 64)}`
 
+/** The project's approvers in these tests: alice approved the contract, vera verifies. */
+const vera: Event.Actor = { kind: "user", id: "vera" }
+const keys: Readonly<Record<string, Signing.TestKey>> = { alice: Signing.keyOf(1), vera: Signing.keyOf(2) }
+const authority = Signing.authorityFor("p-1", [{ id: "alice", key: keys["alice"]!.key }, { id: "vera", key: keys["vera"]!.key }])
+const approvals: Gate.Approvals = {
+  spec: {
+    digest: SPEC_DIGEST,
+    revision: 1,
+    receipt: Signing.receipt(keys["alice"]!, "p-1", "t-1", 1, { subject: "spec", digest: SPEC_DIGEST, actor: alice, channel: "terminal", at: 130 })
+  },
+  plan: {
+    digest: PLAN_DIGEST,
+    revision: 1,
+    receipt: Signing.receipt(keys["alice"]!, "p-1", "t-1", 1, { subject: "plan", digest: PLAN_DIGEST, actor: alice, channel: "terminal", at: 160 })
+  }
+}
+
+/** A verdict signed by its verifier's key when they have one (a person), unsigned otherwise. */
+const sign = (given: Event.AcVerdict): Event.AcVerdict => {
+  const key = given.verifier.kind === "user" ? keys[given.verifier.id] : undefined
+  const { signature: _none, ...unsigned } = given
+  return key === undefined ? { ...unsigned, signature: null } : Signing.verdict(key, "p-1", "t-1", RUN_ID, unsigned)
+}
+
 const verdict = (
   acId: string,
   outcome: Event.AcVerdict["verdict"],
   options: { readonly at?: number; readonly by?: Event.Actor; readonly digest?: Event.AcVerdict["specDigest"]; readonly refs?: ReadonlyArray<string> } = {}
-): Event.AcVerdict => ({
-  acId,
-  verdict: outcome,
-  evidenceRefs: options.refs ?? [ref(Number(acId.slice(3)))],
-  specDigest: options.digest ?? SPEC_DIGEST,
-  verifier: options.by ?? verifier1,
-  at: options.at ?? 8_500
-})
+): Event.AcVerdict =>
+  sign({
+    acId,
+    verdict: outcome,
+    evidenceRefs: options.refs ?? [ref(Number(acId.slice(3)))],
+    specDigest: options.digest ?? SPEC_DIGEST,
+    verifier: options.by ?? vera,
+    at: options.at ?? 8_500,
+    signature: null
+  })
 
 const conclude = (verdicts: ReadonlyArray<Event.AcVerdict>, view: EpisodeView.EpisodeView = episode()) =>
-  Verification.conclude({ taskId: "t-1", spec, specDigest: SPEC_DIGEST, episode: view, verdicts, gateContext })
+  Verification.conclude({ taskId: "t-1", spec, specDigest: SPEC_DIGEST, episode: view, verdicts, gateContext, authority, approvals })
+
+const facts = (workers: ReadonlyArray<Event.Actor>): Gate.VerdictFacts => ({
+  taskId: "t-1",
+  runId: RUN_ID,
+  currentSpecDigest: SPEC_DIGEST,
+  workers,
+  authority
+})
 
 describe("Verification.counted", () => {
   const workers = episode().workers
@@ -314,23 +353,24 @@ describe("Verification.counted", () => {
     const d = verdict("AC-002", "FAIL", { at: 50 })
     const e = verdict("AC-003", "PASS", { at: 900, by: agent1 })
     const f = verdict("AC-003", "FAIL", { at: 10 })
-    const counted = Verification.counted([b, a, c, d, e, f], SPEC_DIGEST, workers)
+    const counted = Verification.counted([b, a, c, d, e, f], facts(workers))
     expect([...counted.entries()]).toEqual([["AC-001", b], ["AC-002", d], ["AC-003", f]])
   })
 
   it("breaks a tie in time by log order: the later one wins", () => {
     const first = verdict("AC-001", "FAIL", { at: 100 })
     const second = verdict("AC-001", "PASS", { at: 100 })
-    expect(Verification.counted([first, second], SPEC_DIGEST, workers).get("AC-001")).toBe(second)
-    expect(Verification.counted([second, first], SPEC_DIGEST, workers).get("AC-001")).toBe(first)
+    expect(Verification.counted([first, second], facts(workers)).get("AC-001")).toBe(second)
+    expect(Verification.counted([second, first], facts(workers)).get("AC-001")).toBe(first)
   })
 
-  it("never counts a worker's verdict, whatever kind it claims, nor another digest's", () => {
-    const selfClaimed = verdict("AC-001", "PASS", { by: { kind: "verifier", id: "runner-1" } })
-    const stale = verdict("AC-002", "PASS", { digest: OTHER_SPEC_DIGEST })
-    expect(Verification.counted([selfClaimed, stale], SPEC_DIGEST, workers).size).toBe(0)
-    expect(Verification.counted([selfClaimed, stale], SPEC_DIGEST, []).size).toBe(1)
-    expect(Verification.counted([], SPEC_DIGEST, workers).size).toBe(0)
+  it("never counts a worker's verdict, an unsigned one, nor another digest's", () => {
+    const byWorker = verdict("AC-001", "PASS")
+    const unsigned = verdict("AC-002", "PASS", { by: { kind: "verifier", id: "runner-1" } })
+    const stale = verdict("AC-003", "PASS", { digest: OTHER_SPEC_DIGEST })
+    expect(Verification.counted([byWorker, unsigned, stale], facts([...workers, vera])).size).toBe(0)
+    expect([...Verification.counted([byWorker, unsigned, stale], facts([])).keys()]).toEqual(["AC-001"])
+    expect(Verification.counted([], facts(workers)).size).toBe(0)
   })
 })
 
@@ -348,7 +388,7 @@ describe("Verification.conclude", () => {
         requiredActions: [],
         evidenceRefs: [ref(1), ref(2)],
         evaluatedAt: 9_000,
-        policyVersion: "ratchet-lifecycle/1",
+        policyVersion: "ratchet-lifecycle/2",
         boundTo: { taskVersion: 58, specDigest: SPEC_DIGEST, planDigest: PLAN_DIGEST }
       },
       failing: [],

@@ -181,9 +181,10 @@ const lifecycle = (): Array<readonly [number, Event.Event]> => [
   [40, {
     _tag: "SpecApproved",
     ...v1(alice, 130),
+    version: 2,
     revision: 1,
     digest: SPEC_DIGEST,
-    receipt: { subject: "spec", digest: SPEC_DIGEST, actor: alice, channel: "terminal", at: 130 }
+    receipt: { subject: "spec", digest: SPEC_DIGEST, actor: alice, channel: "terminal", at: 130, signature: null }
   }],
   [50, {
     _tag: "PreflightRecorded",
@@ -195,9 +196,10 @@ const lifecycle = (): Array<readonly [number, Event.Event]> => [
   [70, {
     _tag: "PlanApproved",
     ...v1(alice, 160),
+    version: 2,
     revision: 1,
     digest: PLAN_DIGEST,
-    receipt: { subject: "plan", digest: PLAN_DIGEST, actor: alice, channel: "terminal", at: 160 }
+    receipt: { subject: "plan", digest: PLAN_DIGEST, actor: alice, channel: "terminal", at: 160, signature: null }
   }],
   [80, { _tag: "RunStarted", ...v1(runner1, 170), runId: RUN_ID, specDigest: SPEC_DIGEST, planDigest: PLAN_DIGEST, leaseEpoch: 1 }]
 ]
@@ -336,7 +338,7 @@ export const later = (): Array<EventStore.StoredEvent> =>
     [600, Events.attemptNoted(t3, "recovery resolved the upload", m(system, 8101))],
     [610, Events.attemptScheduled(RUN_ID, "test", 4, m(runner3, 8200))],
     [620, boundary("c0ffee4", [], DIRTY1, null, 8300)],
-    [630, { _tag: "TaskReopened", ...v1(alice, 8400), from: "VERIFYING", reason: "the flag needs a short form" }],
+    [630, { _tag: "TaskReopened", ...v1(alice, 8400), version: 2, from: "VERIFYING", reason: "the flag needs a short form" }],
     [640, Events.taskCreated({ taskId: TASK_ID, projectId: "p-1" }, m(alice, 8500))]
   ])
 
@@ -346,14 +348,15 @@ export const later = (): Array<EventStore.StoredEvent> =>
  */
 export const rerun = (): Array<EventStore.StoredEvent> =>
   stored([
-    [590, { _tag: "TaskReopened", ...v1(alice, 9000), from: "VERIFYING", reason: "the flag needs a short form" }],
+    [590, { _tag: "TaskReopened", ...v1(alice, 9000), version: 2, from: "VERIFYING", reason: "the flag needs a short form" }],
     [600, { _tag: "SpecProposed", ...v1(agent1, 9010), revision: 2, digest: SPEC2_DIGEST, spec, voidedApproval: true }],
     [610, {
       _tag: "SpecApproved",
       ...v1(alice, 9020),
+    version: 2,
       revision: 2,
       digest: SPEC2_DIGEST,
-      receipt: { subject: "spec", digest: SPEC2_DIGEST, actor: alice, channel: "terminal", at: 9020 }
+      receipt: { subject: "spec", digest: SPEC2_DIGEST, actor: alice, channel: "terminal", at: 9020, signature: null }
     }],
     [620, {
       _tag: "PreflightRecorded",
@@ -365,9 +368,10 @@ export const rerun = (): Array<EventStore.StoredEvent> =>
     [640, {
       _tag: "PlanApproved",
       ...v1(alice, 9050),
+    version: 2,
       revision: 2,
       digest: PLAN2_DIGEST,
-      receipt: { subject: "plan", digest: PLAN2_DIGEST, actor: alice, channel: "terminal", at: 9050 }
+      receipt: { subject: "plan", digest: PLAN2_DIGEST, actor: alice, channel: "terminal", at: 9050, signature: null }
     }],
     [650, { _tag: "RunStarted", ...v1(runner3, 9060), runId: "run-2", specDigest: SPEC2_DIGEST, planDigest: PLAN2_DIGEST, leaseEpoch: 2 }],
     [660, Events.attemptScheduled(RUN_ID, "build", 3, m(runner1, 9070))],

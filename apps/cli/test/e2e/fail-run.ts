@@ -15,6 +15,7 @@
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as ProjectApprovers from "@ratchet/controller/ProjectApprovers"
 import type * as Event from "@ratchet/kernel/Event"
 import * as Task from "@ratchet/kernel/Task"
 import * as EventStore from "@ratchet/storage/EventStore"
@@ -60,6 +61,8 @@ const program = Effect.gen(function*() {
       lsns.push(result.lastLsn)
     })
 
+  // The run start checks the approvals again, against the approvers the store trusts.
+  const authority = yield* ProjectApprovers.authority(projectId)
   yield* append((task) => {
     if (task.spec === null || task.plan === null) throw new Error(`task ${taskId} has no spec or plan`)
     return [
@@ -69,6 +72,7 @@ const program = Effect.gen(function*() {
         specDigest: task.spec.digest,
         planDigest: task.plan.digest,
         lease: { held: true, epoch },
+        authority,
         actor: runner,
         at: Date.now()
       }, task),

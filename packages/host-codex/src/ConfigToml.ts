@@ -169,6 +169,23 @@ const findBasicClose = (text: string, from: number): number => {
   return -1
 }
 
+/** Where the key starting at `from` ends: the index of its `=` (quoted keys may hold one). */
+const keyEnd = (text: string, from: number): number => readKey(text, from)?.end ?? text.indexOf("=", from)
+
+/** The index of the comment on a one-line value starting at `from`, or -1. */
+const commentStart = (text: string, from: number): number => {
+  for (let i = from; i < text.length; i++) {
+    const c = text[i]
+    if (c === "#") return i
+    if (c === "\"" || c === "'") {
+      let j = i + 1
+      while (j < text.length && text[j] !== c) j += c === "\"" && text[j] === "\\" ? 2 : 1
+      i = j
+    }
+  }
+  return -1
+}
+
 /**
  * `text` parsed and its lines scanned; refused, with the line and column, when it is not TOML.
  *
@@ -327,8 +344,12 @@ const applyLines = (document: Document, change: Change): Either.Either<Document,
         const line = lines[index]!
         if (line.multiline) return refuse(`${document.file}: ${name}`, "spans several lines, which Ratchet does not rewrite.", "Write it on one line, then run the command again; nothing was written.")
         const indent = /^[\uFEFF \t]*/.exec(line.text)![0]
-        const keyText = line.text.slice(indent.length, line.text.indexOf("=", indent.length)).trimEnd()
-        lines[index] = plain(`${indent}${keyText} = ${change.literal}${tail}`, change.table, "key", [change.key])
+        const equals = keyEnd(line.text, indent.length)
+        const keyText = line.text.slice(indent.length, equals).trimEnd()
+        // A replaced line keeps its own comment after ours, so that restoring it gives it back.
+        const hash = change._tag === "Set" ? commentStart(line.text, equals + 1) : -1
+        const theirs = hash === -1 ? "" : line.text.slice(line.text.slice(0, hash).trimEnd().length)
+        lines[index] = plain(`${indent}${keyText} = ${change.literal}${tail}${theirs}`, change.table, "key", [change.key])
         return Either.right(withLines(document, lines))
       }
       const entry = plain(`${change.key} = ${change.literal}${tail}`, change.table, "key", [change.key])

@@ -11,8 +11,9 @@
  *
  * Nothing else is touched: `writable_roots` is the user's (a root holding the store is reported,
  * not removed), `network_access` and `approval_policy` are theirs. Every line Ratchet writes ends
- * with the comment {@link marker} (and, when it replaced a value, `; was <value>`), which is how
- * uninstall finds exactly those lines and puts the old values back.
+ * with the comment {@link marker} (and, when it replaced a value, `; was <value>` followed by the
+ * replaced line's own comment), which is how uninstall finds exactly those lines and puts the old
+ * lines back.
  *
  * What Codex's workspace-write cannot do is keep a directory inside the workspace read-only,
  * except its own `.git`, `.codex` and `.agents`: the project's `.ratchet/` stays writable to
@@ -48,7 +49,8 @@ export type Mode = (typeof modes)[number]
  */
 export const marker = "ratchet: set by ratchet hooks install codex"
 
-const markerPattern = /#\s*ratchet: set by ratchet hooks install codex(?:; was (.*?))?\s*$/
+/** Our comment, the value it replaced (`; was <value>`), and the replaced line's own comment after it. */
+const markerPattern = /#\s*ratchet: set by ratchet hooks install codex(?:; was (\S+))?(.*)$/
 
 const table = ["sandbox_workspace_write"] as const
 
@@ -191,7 +193,7 @@ export const uninstall = (file: string, text: string | undefined): Either.Either
       if (before === undefined) {
         return yield* refuse(`${file}: ${[...line.table, key].join(".")}`, `says it replaced ${match[1].slice(0, 40)}, which is not a value Ratchet replaces.`)
       }
-      changes.push({ _tag: "Restore", table: line.table, key, value: before, literal: JSON.stringify(before) })
+      changes.push({ _tag: "Restore", table: line.table, key, value: before, literal: `${JSON.stringify(before)}${match[2] ?? ""}` })
     }
     if (openedTable) changes.push({ _tag: "DropTable", table })
     const edited = yield* ConfigToml.edit(document, changes)

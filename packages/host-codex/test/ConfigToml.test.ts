@@ -164,10 +164,10 @@ describe("ConfigToml.edit", () => {
     )
   })
 
-  it("replaces a key in place, keeping its quoting and indentation", () => {
+  it("replaces a key in place, keeping its quoting, its indentation and its comment after ours", () => {
     const text = "a = 1\n[sandbox_workspace_write]\n  'exclude_slash_tmp'   =   false # theirs\nnetwork_access = true\n"
     expect(ConfigToml.text(Either.getOrThrow(edited(text, [set(["sandbox_workspace_write"], "exclude_slash_tmp", true)])))).toBe(
-      "a = 1\n[sandbox_workspace_write]\n  'exclude_slash_tmp' = true # ours\nnetwork_access = true\n"
+      "a = 1\n[sandbox_workspace_write]\n  'exclude_slash_tmp' = true # ours # theirs\nnetwork_access = true\n"
     )
   })
 

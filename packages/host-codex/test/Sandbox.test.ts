@@ -35,6 +35,11 @@ describe("Sandbox.install", () => {
     const replaced = install(danger).text
     expect(replaced).toBe("sandbox_mode = \"workspace-write\" # ratchet: set by ratchet hooks install codex; was \"danger-full-access\"\n")
     expect(uninstall(replaced)).toBe(danger)
+    // The replaced line's own comment rides after ours and comes back with it.
+    const commented = "  sandbox_mode = \"danger-full-access\"\t # fast, \"quoted\" # twice\n"
+    const kept = install(commented).text
+    expect(kept).toBe("  sandbox_mode = \"workspace-write\" # ratchet: set by ratchet hooks install codex; was \"danger-full-access\"\t # fast, \"quoted\" # twice\n")
+    expect(uninstall(kept)).toBe(commented)
     for (const kept of ["sandbox_mode = \"read-only\"\n", "sandbox_mode = 'workspace-write' # mine\n"]) {
       expect(install(kept).text).toBe(kept)
       expect(uninstall(kept)).toBe(kept)

@@ -2,10 +2,11 @@
  * Packaging smoke test for `@ratchet/host-codex`. `tools/pack-check.mjs` runs it inside an empty
  * project that installed the packed tarball (with `@ratchet/host` and what it needs): the entry
  * point resolves to the built `dist/`, an apply_patch payload decodes to a write of its files, an
- * ask is answered as a denial, and our hooks.json entries install and uninstall. Prints one line;
+ * ask is answered as a denial, our hooks.json entries install and uninstall, and the sandbox is set
+ * in a config.toml and taken out again (so `smol-toml` resolves from the installed tarball). Prints one line;
  * exits non-zero on the first thing that is wrong.
  */
-import { Codex, Settings } from "@ratchet/host-codex"
+import { Codex, Sandbox, Settings } from "@ratchet/host-codex"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
@@ -37,4 +38,10 @@ const installed = Either.getOrThrow(Settings.install({}, "ratchet hook codex"))
 if (Settings.countOurs(installed) !== Settings.events.length) fail("install should add one entry per event")
 if (JSON.stringify(Either.getOrThrow(Settings.uninstall(installed))) !== "{}") fail("uninstall should remove every entry of ours")
 
-console.log("@ratchet/host-codex smoke: ok — an apply_patch decodes to its files, an ask is a denial, hooks.json install and uninstall")
+const config = "# mine\nsandbox_mode = \"danger-full-access\"\n"
+const targets = { store: ["/tmp/rh"], key: ["/tmp/rh/approver-key.json"], projectRoot: "/w", home: "/home/dev" }
+const sandboxed = Either.getOrThrow(Sandbox.install("/w/.codex/config.toml", config, targets, { slashTmp: ["/tmp"], tmpdir: [] })).text
+if (!sandboxed.includes("sandbox_mode = \"workspace-write\"") || !sandboxed.includes("exclude_slash_tmp = true")) fail(`config.toml should get workspace-write and exclude_slash_tmp, got ${sandboxed}`)
+if (Either.getOrThrow(Sandbox.uninstall("/w/.codex/config.toml", sandboxed)) !== config) fail("uninstall should give config.toml back as it was")
+
+console.log("@ratchet/host-codex smoke: ok — an apply_patch decodes to its files, an ask is a denial, hooks.json install and uninstall, config.toml sandbox set and removed")

@@ -11,15 +11,18 @@ import * as ContractFile from "@ratchet/controller/ContractFile"
 import * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Completion from "@ratchet/controller/Completion"
+import * as Workspace from "@ratchet/controller/Workspace"
 import * as ClaudeCode from "@ratchet/host-claude-code/ClaudeCode"
 import * as Codex from "@ratchet/host-codex/Codex"
 import * as HostAdapter from "@ratchet/host/HostAdapter"
+import type * as HostSandbox from "@ratchet/host/HostSandbox"
 import * as Stats from "@ratchet/controller/Stats"
 import * as Verify from "@ratchet/controller/Verify"
 import type * as Digest from "@ratchet/kernel/Digest"
 import * as KernelEvent from "@ratchet/kernel/Event"
 import type * as Spec from "@ratchet/kernel/Spec"
 import * as Task from "@ratchet/kernel/Task"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -31,7 +34,7 @@ import * as Approvers from "./ApproverCommands.js"
 import { type CommandSpec, type Env, invocation, leaseEpoch, ok, type Outcome, str, taskArg, writtenJson, writtenText } from "./Command.js"
 import type { Parsed } from "./Args.js"
 import * as Hook from "./Hook.js"
-import * as HookSettings from "./HookSettings.js"
+import type * as HookSettings from "./HookSettings.js"
 import * as Render from "./Render.js"
 import * as RunnerProcess from "./RunnerProcess.js"
 import * as Store from "./Store.js"
@@ -39,6 +42,47 @@ import * as Terminal from "./Terminal.js"
 import * as VerifyRender from "./VerifyRender.js"
 
 export type { CommandSpec, Env, Outcome } from "./Command.js"
+
+/**
+ * The hosts' sandbox warnings for the project in `cwd` (SandboxStatus, loaded on demand). A check
+ * that cannot run is itself a warning: `status` never fails for it.
+ */
+const sandboxWarnings = (cwd: string): Effect.Effect<ReadonlyArray<HostSandbox.Warning>> =>
+  Effect.flatMap(Workspace.make.locate(cwd), (project) =>
+    Effect.flatMap(Effect.promise(() => import("./SandboxStatus.js")), (module) => module.warnings(project.root))).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.succeed([{
+          host: "ratchet",
+          file: cwd,
+          missing: "a check of the hosts' sandboxes",
+          detail: `the check could not run (${(Cause.squash(cause) instanceof Error ? (Cause.squash(cause) as Error).message : String(Cause.squash(cause))).slice(0, 200)}); the task state above is unaffected.`,
+          fix: "Run ratchet status again; report it if it persists."
+        }]))
+    )
+
+/** One sandbox warning, for a person: the host and what is missing, why, and the fix. */
+const warningText = (warning: HostSandbox.Warning, style: Render.Style): string =>
+  `${style.yellow("warning")}: ${warning.host}: ${Render.visible(warning.missing)} missing in ${Render.visible(warning.file)}\n  ${Render.visible(warning.detail)}\n  fix: ${Render.visible(warning.fix)}`
+
+/** What `hooks install|uninstall` did, for a person. */
+const hooksText = (action: "install" | "uninstall", change: HookSettings.Change, style: Render.Style): string => {
+  const lines = [
+    change.hooksChanged
+      ? `${action === "install" ? "Installed" : "Removed"} Ratchet's hooks ${action === "install" ? "in" : "from"} ${change.file} (${change.entries} of ours now).`
+      : `${change.file} already ${action === "install" ? "has Ratchet's hooks" : "has none of Ratchet's hooks"}${change.changed ? "" : "; nothing changed"}.`
+  ]
+  if (change.sandbox.changed) {
+    lines.push(action === "install"
+      ? `Set ${change.host === "codex" ? "Codex's workspace-write sandbox" : "Claude Code's sandbox"} in ${change.sandbox.file} so the agent's commands cannot write Ratchet's store${change.host === "codex" ? " or the approval key" : ", the approval key or .ratchet/"}.`
+      : `Removed the sandbox settings Ratchet had set in ${change.sandbox.file}.`)
+  }
+  for (const note of change.sandbox.notes) lines.push(`${style.yellow("note")}: ${note}`)
+  if (action === "install" && change.changed) {
+    lines.push(`The host reads them when a session starts; /hooks shows the hooks${change.host === "codex" ? " (Codex asks you to review new hooks there before it runs them, and reads .codex/ only in a trusted project)" : ", /sandbox the sandbox"}.`)
+  }
+  return lines.join("\n")
+}
+
 
 const controller = Controller.Controller
 
@@ -142,16 +186,22 @@ export const commands: ReadonlyArray<CommandSpec> = [
     name: "status",
     usage: "ratchet status [<task>]",
     summary: "Show a task's state, revisions, digests, lease, blockers and allowed actions",
-    description: "Without a task, lists the project's tasks. The allowed lines are the commands the task's state accepts now. Reads the stored read models: as fast at a million events as at ten.",
+    description:
+      "Without a task, lists the project's tasks. The allowed lines are the commands the task's state accepts now. Reads the stored read models: as fast at a million events as at ten. Warns (warnings in --json: host, file, missing, detail, fix) when a host whose Ratchet hooks are installed would run the agent without its own sandbox keeping Ratchet's store, the approval key and .ratchet/ out of reach: Claude Code's sandbox off or its denyWrite/denyRead and permissions.deny rules missing, Codex's sandbox_mode unset or danger-full-access, or the store inside a root workspace-write lets commands write (see docs/guides/security.md).",
     positionals: [{ ...taskArg, required: false }],
     options: {},
-    examples: ["ratchet status t-3f9a1c2b", "ratchet status t-3f9a1c2b --json"],
+    examples: ["ratchet status t-3f9a1c2b", "ratchet status t-3f9a1c2b --json", "ratchet status --json"],
     needs: "project",
     run: (parsed, env) =>
       Effect.flatMap(controller, (c) =>
-        parsed.positionals["task"] === undefined
-          ? Effect.map(c.listTasks, (views) => ok({ tasks: views }, Render.taskList(views, env.style)))
-          : Effect.map(c.status(str(parsed, "task")), (view) => ok({ task: view }, Render.task(view, env.style))))
+        Effect.zipWith(
+          parsed.positionals["task"] === undefined
+            ? Effect.map(c.listTasks, (views) => ({ json: { tasks: views } as Record<string, unknown>, text: Render.taskList(views, env.style) }))
+            : Effect.map(c.status(str(parsed, "task")), (view) => ({ json: { task: view } as Record<string, unknown>, text: Render.task(view, env.style) })),
+          sandboxWarnings(env.cwd),
+          (shown, warnings) => ok({ ...shown.json, warnings }, [shown.text, ...warnings.map((warning) => warningText(warning, env.style))].join("\n")),
+          { concurrent: true }
+        ))
   },
   {
     name: "brief ask",
@@ -928,10 +978,12 @@ export const commands: ReadonlyArray<CommandSpec> = [
   ...(["install", "uninstall"] as const).map((action): CommandSpec => ({
     name: `hooks ${action}`,
     usage: `ratchet hooks ${action} <host> [--scope project|user]${action === "install" ? " [--command <text>]" : ""}`,
-    summary: action === "install" ? "Register Ratchet's hooks in a host's settings (.claude/settings.json, .codex/hooks.json)" : "Remove Ratchet's hooks from a host's settings, leaving everything else",
+    summary: action === "install"
+      ? "Register Ratchet's hooks in a host's settings and set the host's sandbox (.claude/settings.json, .codex/hooks.json and config.toml)"
+      : "Remove Ratchet's hooks and sandbox settings from a host's settings, leaving everything else",
     description: action === "install"
-      ? "Merges Ratchet's hook entries (ratchet hook <host>, 10 s timeout) into the host's settings: Claude Code's .claude/settings.json (SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure, Stop, SubagentStop, SessionEnd) or Codex's .codex/hooks.json (the same but PostToolUseFailure; SessionEnd within Codex's 3 s cap). --scope project (the default) writes the file beside .ratchet/; --scope user writes the user's (~/.claude/settings.json or CLAUDE_CONFIG_DIR; ~/.codex/hooks.json or CODEX_HOME). Every other hook and setting is kept; running it again changes nothing; a changed --command replaces our entries. A file that is not JSON, or whose hooks are not the host's shape, is refused and left as it was. The host reads its settings when a session starts (/hooks shows them; Codex asks you to review new hooks there before it runs them)."
-      : "Removes exactly the hook entries that run ratchet hook <host> from the host's settings file of --scope (project by default, or user), keeping every other hook and setting; groups and events left empty are removed. Without any of ours it changes nothing.",
+      ? "Merges Ratchet's hook entries (ratchet hook <host>, 10 s timeout) into the host's settings: Claude Code's .claude/settings.json (SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure, Stop, SubagentStop, SessionEnd) or Codex's .codex/hooks.json (the same but PostToolUseFailure; SessionEnd within Codex's 3 s cap). --scope project (the default) writes the file beside .ratchet/; --scope user writes the user's (~/.claude/settings.json or CLAUDE_CONFIG_DIR; ~/.codex/hooks.json or CODEX_HOME). Every other hook and setting is kept; running it again changes nothing; a changed --command replaces our entries. A file that is not JSON, or whose hooks are not the host's shape, is refused and left as it was. The host reads its settings when a session starts (/hooks shows them; Codex asks you to review new hooks there before it runs them). It also sets the host's own sandbox so that the agent's commands cannot write Ratchet's store ($RATCHET_HOME), the approval key or the project's .ratchet/ (ADR 0017, docs/guides/security.md): Claude Code: sandbox.enabled true, sandbox.allowUnsandboxedCommands false, sandbox.filesystem.denyWrite and denyRead, and Edit(…)/Read(…) rules in permissions.deny, recorded in ratchet-sandbox.json beside the settings; Codex: sandbox_mode = \"workspace-write\" in config.toml beside hooks.json (unless it is read-only) and, when the store or key is under /tmp or $TMPDIR, exclude_slash_tmp or exclude_tmpdir_env_var in [sandbox_workspace_write], each line marked with a comment. What merging cannot do (a writable_roots entry holding the store) is printed as a note. A config.toml that is not TOML is refused untouched."
+      : "Removes exactly the hook entries that run ratchet hook <host> from the host's settings file of --scope (project by default, or user), keeping every other hook and setting; groups and events left empty are removed. Removes the sandbox settings install added too: Claude Code's from its ratchet-sandbox.json record (booleans put back as they were, unless changed since), Codex's config.toml lines marked as Ratchet's (replaced values restored). Without any of ours it changes nothing.",
     positionals: [{ name: "host", description: "The host: claude-code or codex", required: true }],
     options: {
       scope: { type: "string", valueName: "<scope>", choices: ["project", "user"], description: "project (the repository's settings file, default) or user (the user's)." },
@@ -943,20 +995,15 @@ export const commands: ReadonlyArray<CommandSpec> = [
     needs: "standalone",
     run: (parsed, env) =>
       Effect.map(
-        HookSettings.apply({
+        // Loaded on demand: the TOML reader stays out of every other command's start-up.
+        Effect.flatMap(Effect.promise(() => import("./HookSettings.js")), (settings) => settings.apply({
           action,
           host: str(parsed, "host"),
           scope: parsed.options["scope"] === "user" ? "user" : "project",
           command: typeof parsed.options["command"] === "string" ? parsed.options["command"] : undefined,
           cwd: env.cwd
-        }),
-        (change) =>
-          ok(
-            { ...change },
-            change.changed
-              ? `${action === "install" ? "Installed" : "Removed"} Ratchet's hooks ${action === "install" ? "in" : "from"} ${change.file} (${change.entries} of ours now).${action === "install" ? `\nThe host reads them when a session starts; /hooks shows them${change.host === "codex" ? " (Codex asks you to review new hooks there before it runs them)" : ""}.` : ""}`
-              : `${change.file} already ${action === "install" ? "has Ratchet's hooks" : "has none of Ratchet's hooks"}; nothing changed.`
-          )
+        })),
+        (change) => ok({ ...change }, hooksText(action, change, env.style))
       )
   })),
   {

@@ -12,4 +12,9 @@ export * as ClaudeCode from "./ClaudeCode.js"
 /**
  * @since 0.1.0
  */
+export * as Sandbox from "./Sandbox.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Settings from "./Settings.js"

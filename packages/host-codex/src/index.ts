@@ -1,5 +1,5 @@
 /**
- * `@ratchet/host-codex`: the Codex adapter and its hooks.json entries.
+ * `@ratchet/host-codex`: the Codex adapter, its hooks.json entries and its config.toml sandbox.
  *
  * @since 0.1.0
  */
@@ -8,6 +8,16 @@
  * @since 0.1.0
  */
 export * as Codex from "./Codex.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ConfigToml from "./ConfigToml.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Sandbox from "./Sandbox.js"
 
 /**
  * @since 0.1.0

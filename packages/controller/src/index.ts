@@ -51,6 +51,8 @@ export * as Scope from "./Scope.js"
 /** @since 0.1.0 */
 export * as StepProcess from "./StepProcess.js"
 /** @since 0.1.0 */
+export * as StepScope from "./StepScope.js"
+/** @since 0.1.0 */
 export * as TaskBranch from "./TaskBranch.js"
 /** @since 0.1.0 */
 export * as TaskView from "./TaskView.js"

@@ -575,7 +575,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet step done <task> <step> [--note <text>]",
     summary: "Finish a manual step's attempt (the run continues with ratchet run)",
     description:
-      "A manual step is work done by a person, or by the agent in a host session; the runner stops there with the step's attempt awaiting its worker. This records the attempt as Succeeded, with your note; the next ratchet run continues after it. When a host session of this checkout holds the task's lease as the step's worker, the step ends under that lease and releases it; tool calls of the session whose end was never reported (declined at the host's own prompt) are closed, and the note lists them.",
+      "A manual step is work done by a person, or by the agent in a host session; the runner stops there with the step's attempt awaiting its worker. This records the attempt as Succeeded, with your note; the next ratchet run continues after it. What changed in the checkout since the step started is held to the spec's scope like a command step's changes: a path outside allowedScope or inside forbiddenScope BLOCKS the task as scope_violation, naming it (exit 3); gitignored paths are not seen. Run it in the checkout where the run stopped at the step. When a host session of this checkout holds the task's lease as the step's worker, the step ends under that lease and releases it; tool calls of the session whose end was never reported (declined at the host's own prompt) are closed, and the note lists them.",
     positionals: [taskArg, { name: "step", description: "The manual step's id", required: true }],
     options: { note: { type: "string", valueName: "<text>", description: "What was done, for the run's record." }, ...leaseEpoch },
     examples: ["ratchet step done t-3f9a1c2b review --note \"reviewed with the API team\" && ratchet run t-3f9a1c2b"],
@@ -584,7 +584,22 @@ export const commands: ReadonlyArray<CommandSpec> = [
       Effect.flatMap(controller, (c) =>
         Effect.map(
           c.stepDone(str(parsed, "task"), { stepId: str(parsed, "step"), note: parsed.options["note"] as string | undefined }, invocation(parsed, env)),
-          (written) => ok(writtenJson(written), writtenText(written, env, `Step ${str(parsed, "step")} done`))
+          (written): Outcome => {
+            // The step's end is recorded either way; a task it blocked (a path outside the scope,
+            // changes that could not be checked) is a HOLD, so `… && ratchet run` stops there.
+            const blocker = written.task.state === "BLOCKED" ? written.task.blockers.at(-1) ?? null : null
+            return blocker === null
+              ? ok(writtenJson(written), writtenText(written, env, `Step ${str(parsed, "step")} done`))
+              : {
+                exit: 3,
+                json: writtenJson(written, { blocker }),
+                text: writtenText(
+                  written,
+                  env,
+                  `Step ${str(parsed, "step")} done, and the task is BLOCKED (${blocker.category}):\n${Render.visible(blocker.requiredAction)}`
+                )
+              }
+          }
         ))
   },
   {

@@ -27,6 +27,7 @@ import * as Turn from "@ratchet/kernel/Turn"
 import * as LeaseError from "@ratchet/lease/LeaseError"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as Owner from "@ratchet/lease/Owner"
+import * as BlobStore from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import type { StorageError } from "@ratchet/storage/StorageError"
@@ -51,6 +52,7 @@ import * as RunReport from "./RunReport.js"
 import * as RunRequest from "./RunRequest.js"
 import * as RunState from "./RunState.js"
 import * as Signed from "./Signed.js"
+import * as StepScope from "./StepScope.js"
 import * as TaskBranch from "./TaskBranch.js"
 import * as TaskView from "./TaskView.js"
 import * as WorkTree from "./WorkTree.js"
@@ -222,7 +224,12 @@ export interface Service {
     input: { readonly kind: "cancel" | "pause"; readonly reason: string; readonly home: string; readonly waitMs: number },
     invocation: Invocation
   ) => Effect.Effect<{ readonly task: TaskView.TaskView; readonly acknowledged: boolean }, ReadError | ControllerError.LeaseConflict>
-  /** Ends a manual step's open attempt (Succeeded), with an optional note from its worker. */
+  /**
+   * Ends a manual step's open attempt (Succeeded), with an optional note from its worker. What
+   * changed in the checkout since the step started is held to the contract's scope in the same
+   * append (StepScope): a path outside it blocks the task `scope_violation`, changes that cannot be
+   * computed block it `decision_needed`, and a step started in another checkout is refused.
+   */
   readonly stepDone: (
     taskId: string,
     input: { readonly stepId: string; readonly note: string | undefined },
@@ -445,10 +452,11 @@ const validSlug = /^[a-z0-9][a-z0-9-]{0,39}$/
 export const make: Effect.Effect<
   Service,
   never,
-  Project | EventStore.EventStore | ReadModel.ReadModels | LeaseManager.LeaseManager
+  Project | EventStore.EventStore | ReadModel.ReadModels | BlobStore.BlobStore | LeaseManager.LeaseManager
 > = Effect.gen(function*() {
   const project = yield* Project
   const store = yield* EventStore.EventStore
+  const blobs = yield* BlobStore.BlobStore
   const models = yield* ReadModel.ReadModels
   const leases = yield* LeaseManager.LeaseManager
   const projectId = project.project.projectId
@@ -879,6 +887,13 @@ export const make: Effect.Effect<
       Effect.catchTag("@ratchet/storage/BranchNotFound", () => Effect.succeed([] as ReadonlyArray<EventStore.StoredEvent>))
     )
 
+  /** Every stored event of a task, in order, on its current branch (ancestors' events included). */
+  const streamEventsOf = (taskId: string) =>
+    Effect.flatMap(branchOf(taskId), (branch) => Stream.runCollect(store.read({ streamId: taskId, branch }))).pipe(
+      Effect.map((events) => Chunk.toReadonlyArray(events)),
+      Effect.catchTag("@ratchet/storage/BranchNotFound", () => Effect.succeed([] as ReadonlyArray<EventStore.StoredEvent>))
+    )
+
   /** The current run's attempts and intents, as the run state reads them. */
   const runRows = (task: Task.Task) =>
     Effect.gen(function*() {
@@ -992,6 +1007,24 @@ export const make: Effect.Effect<
             // (the kernel resolves a dispatched intent, it never abandons one) and the note says so.
             const open = intents.filter((intent) => intent.stepId === step.id && intent.attempt === status.attempt && intent.state === "Dispatched")
             const runId = task.run.runId
+            // What the worker changed since the step started is held to the scope as a command's
+            // changes are: a violation ends the attempt and blocks the task in this same append.
+            const verdict = yield* StepScope.check({
+              events: yield* streamEventsOf(taskId),
+              runId,
+              stepId: step.id,
+              attempt: status.attempt,
+              root: project.root,
+              workspaceId: project.workspaceId,
+              scope: { allowed: task.spec?.spec.execution?.allowedScope ?? [], forbidden: task.spec?.spec.execution?.forbiddenScope ?? [] }
+            }).pipe(Effect.provideService(BlobStore.BlobStore, blobs))
+            if (verdict._tag === "OtherCheckout") {
+              return yield* new ControllerError.InvalidRequest({
+                field: "step",
+                reason: `step ${step.id} started in another checkout of this project (workspace ${verdict.owner.workspaceId}, whose runner ran on ${verdict.owner.sessionRef ?? verdict.owner.host}); the files of this checkout say nothing about what the step changed there.`,
+                fix: `Run ratchet step done ${taskId} ${step.id} in the checkout where the run stopped at it.`
+              })
+            }
             const meta = { version: 1 as const, actor: invocation.actor, at }
             return [
               ...open.map((intent) => ({ _tag: "IntentResolved", ...meta, intentId: intent.intentId, outcome: "Failed", resultRefs: [] }) satisfies Event.Event),
@@ -1004,8 +1037,9 @@ export const make: Effect.Effect<
                 note: `closed when the step was marked done, their end never reported (declined at the host's prompt, or the end hook did not run): ${open.slice(0, 20).map((intent) => intent.intentId).join(", ")}`
               } satisfies Event.Event]),
               { _tag: "AttemptTransitioned", ...meta, runId, stepId: step.id, attempt: status.attempt, from: status.state, to: "Succeeded" },
-              ...(note === undefined ? [] : [{ _tag: "AttemptNoted", ...meta, runId, stepId: step.id, attempt: status.attempt, note } satisfies Event.Event])
-            ] satisfies ReadonlyArray<Event.Event>
+              ...(note === undefined ? [] : [{ _tag: "AttemptNoted", ...meta, runId, stepId: step.id, attempt: status.attempt, note } satisfies Event.Event]),
+              ...StepScope.commands(verdict, { actor: invocation.actor, at }, taskId, step.id)
+            ] satisfies ReadonlyArray<Event.Event | Task.Command>
           }), taskId, (_state, at) =>
           sessionEpoch === undefined ? [] : [{ _tag: "LeaseReleased", version: 1, actor: invocation.actor, at, epoch: sessionEpoch }])
     )
@@ -1776,5 +1810,5 @@ export const describeOwner = (owner: Event.LeaseOwner): string =>
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Controller, never, Project | EventStore.EventStore | ReadModel.ReadModels | LeaseManager.LeaseManager> =
+export const layer: Layer.Layer<Controller, never, Project | EventStore.EventStore | ReadModel.ReadModels | BlobStore.BlobStore | LeaseManager.LeaseManager> =
   Layer.effect(Controller, make)

@@ -10,7 +10,9 @@
  * 2. dispatch: `IntentDispatched`, written before the child process starts;
  * 3. result: `CommandExited`, `IntentResolved`, the attempt's end and what the kernel decides
  *    about it (a successor, or BLOCKED), or a scope violation's block;
- * 4. step boundary: `BoundaryRecorded` and a `step` checkpoint.
+ * 4. step boundary: `BoundaryRecorded` and a `step` checkpoint (the tree it observed is stored as
+ *    a blob under the boundary's `dirtyDigest` first: a manual step's changes are checked against
+ *    the boundary recorded when it opened, see {@link StepScope}).
  *
  * At every start it first recovers what a dead runner left open (see {@link RunState}'s table): an
  * attempt with no dispatched intent is cancelled cleanly; a dispatched, unresolved one is probed,
@@ -48,6 +50,7 @@ import * as RunRequest from "./RunRequest.js"
 import * as RunState from "./RunState.js"
 import * as Scope from "./Scope.js"
 import * as StepProcess from "./StepProcess.js"
+import * as StepScope from "./StepScope.js"
 import * as TaskBranch from "./TaskBranch.js"
 import * as WorkTree from "./WorkTree.js"
 
@@ -510,6 +513,9 @@ export const run = (
       Effect.gen(function*() {
         const { run: current } = yield* runOf(task)
         const tree = yield* WorkTree.observe(root)
+        // The tree itself, under the reference that equals the boundary's `dirtyDigest`: a manual
+        // step's worker is held to the scope against it when the step is marked done (StepScope).
+        yield* StepScope.storeTree(tree)
         fault("before-checkpoint")
         const after = yield* append((fresh, at) => [
           {
@@ -640,18 +646,7 @@ export const run = (
               [intentId]
             ))
           } else if (violations.length > 0) {
-            commands.push({
-              _tag: "Block",
-              actor,
-              at,
-              blocker: {
-                category: "scope_violation",
-                owner: "user",
-                requiredAction:
-                  `Step ${step.id} changed paths outside the contract's scope: ${violations.slice(0, 10).map((v) => `${v.path} (${v.reason === "forbidden" ? `forbidden by ${v.pattern}` : "outside allowedScope"})`).join(", ")}. Undo them (then: ratchet unblock ${taskId} --to RUNNING --resolution "…"), or widen the scope: ratchet reopen ${taskId} --reason "…"`,
-                lastEvidence: violations.slice(0, 50).map((v) => v.path)
-              }
-            })
+            commands.push({ _tag: "Block", actor, at, blocker: StepScope.blocker(taskId, step.id, violations) })
           } else if (!succeeded) {
             const fingerprint = RunState.fingerprint({
               stepId: step.id,

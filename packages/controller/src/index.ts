@@ -59,6 +59,8 @@ export * as Signed from "./Signed.js"
 /** @since 0.1.0 */
 export * as StepProcess from "./StepProcess.js"
 /** @since 0.1.0 */
+export * as StepScope from "./StepScope.js"
+/** @since 0.1.0 */
 export * as TaskBranch from "./TaskBranch.js"
 /** @since 0.1.0 */
 export * as TaskView from "./TaskView.js"

@@ -9,6 +9,8 @@
  *   intent of the step's attempt that PostToolUse resolves; outside it: denied. A second session
  *   observes while the first holds the lease; a session's end releases it; a call never ended is
  *   closed by `ratchet step done`, or left to recovery when the session ends (Indeterminate).
+ *   The session's agent marking the step done is held to the scope: a build's unnamed write
+ *   outside it blocks the task, and the session's lease is released with the block.
  * - Bash `ratchet approve …`: denied, in every state tried.
  * - Stop with an unverified required criterion: blocked once, allowed with stop_hook_active.
  * - Malformed payloads: a tool call is blocked (exit 2, no stack trace), another event warns;
@@ -270,6 +272,51 @@ export const hookScenarios = (engine: Engine): void => {
       expect(settled.code, settled.stdout).toBe(0)
       const resolutions = (await events(world, planned)).filter((record) => record.type === "IntentResolved").slice(1)
       expect(resolutions.map((record) => [record.event.intentId, record.event.outcome]).sort()).toEqual(open.map((id) => [id, "Succeeded"]).sort())
+      expect((await world.run(["run", planned])).code).toBe(0)
+      expect((await status(world, planned)).state).toBe("VERIFYING")
+    })
+
+    it("holds the session's step to the scope when its agent marks it done: a build's unnamed write outside it BLOCKS, the lease goes with the block, the call's end writes nothing", async () => {
+      const world = await makeWorld(engine)
+      const planned = await toPlanApproved(world, "Make the date test deterministic, built", undefined, manualPlan)
+      expect((await world.run(["run", planned])).code).toBe(0)
+      // the session starts: it takes the lease as the step's worker
+      expect((await hook(world, payload(world, "SessionStart.startup.json"))).stdout).toBe("")
+      expect((await status(world, planned)).lease.status).toBe("held")
+      // a build names no path, so the guard lets it through and records no intent; it writes outside the scope
+      const build = (value: Payload) => {
+        value["tool_input"]["command"] = "npm run build"
+      }
+      expect((await hook(world, payload(world, "PreToolUse.Bash.npm-test.json", build))).stdout).toBe("")
+      fs.mkdirSync(path.join(world.repo, "dist"))
+      fs.writeFileSync(path.join(world.repo, "dist", "app.js"), "built\n")
+      fs.writeFileSync(path.join(world.repo, "test", "date.test.js"), "// the clock is frozen\n")
+      expect((await hook(world, payload(world, "PostToolUse.Bash.json", build))).code).toBe(0)
+      // the agent marks the step done through its shell: allowed, not an intent
+      const stepDone = (value: Payload) => {
+        value["tool_input"]["command"] = `ratchet step done ${planned} fix --note "froze the clock"`
+        value["tool_use_id"] = "toolu_01StepDoneXq8Vb3Nm5Kc7Pz2"
+      }
+      expect((await hook(world, payload(world, "PreToolUse.Bash.npm-test.json", stepDone))).stdout).toBe("")
+      const done = await world.run(["step", "done", planned, "fix", "--note", "froze the clock", "--json"], { env: { RATCHET_ACTOR: `agent:claude-code:${claudeSession}` } })
+      expect(done.code, done.stderr).toBe(3)
+      expect(done.json).toMatchObject({ state: "BLOCKED", blocker: { category: "scope_violation", lastEvidence: ["dist/app.js"] } })
+      const log = await events(world, planned)
+      const blocked = log.find((record) => record.type === "TaskBlocked")!
+      expect(log.filter((record) => record.operationId === blocked.operationId).map((record) => record.type)).toEqual([
+        "AttemptTransitioned",
+        "AttemptNoted",
+        "TaskBlocked",
+        "LeaseReleased"
+      ])
+      expect(blocked.actor).toEqual({ kind: "agent", id: `claude-code:${claudeSession}` })
+      expect((await status(world, planned)).lease.status).toBe("free")
+      // the end of the `ratchet step done` call: no step awaits, the session holds no lease, nothing is written
+      expect((await hook(world, payload(world, "PostToolUse.Bash.json", stepDone))).code).toBe(0)
+      expect((await events(world, planned)).length).toBe(log.length)
+      // the person goes on as after any scope violation
+      fs.rmSync(path.join(world.repo, "dist"), { recursive: true })
+      await world.ok(["unblock", planned, "--to", "RUNNING", "--resolution", "removed the build output"])
       expect((await world.run(["run", planned])).code).toBe(0)
       expect((await status(world, planned)).state).toBe("VERIFYING")
     })

@@ -20,6 +20,7 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import * as Signing from "@ratchet/testkit/Signing"
 import * as Controller from "../src/Controller.js"
 import * as Runner from "../src/Runner.js"
 import * as RunRequest from "../src/RunRequest.js"
@@ -31,7 +32,7 @@ import { tempDirFactory } from "./tempDirs.js"
 const temp = tempDirFactory("ratchet-stepdone-")
 
 const person: Event.Actor = { kind: "user", id: "ana" }
-const asPerson: Controller.Invocation = { actor: person }
+const asPerson: Controller.Invocation = { actor: person, signer: Signing.signerOf(Signing.keyOf(6), person.id) }
 const runner: Event.Actor = { kind: "runner", id: "runner-1" }
 const agent: Event.Actor = { kind: "agent", id: "claude-code:s-1" }
 
@@ -126,6 +127,7 @@ const planned = (world: { readonly home: string }, options: { readonly scope?: S
   Effect.gen(function*() {
     const c = yield* Controller.Controller
     const files = temp()
+    yield* c.approvers.register(asPerson.signer!)
     const taskId = (yield* c.createTask({ goal: "Make the date test deterministic" }, asPerson)).task.taskId
     const approve = (subject: "restatement" | "spec" | "plan") =>
       Effect.flatMap(c.approvalSubject(taskId, subject), (shown) => c.approve(taskId, { subject, digest: shown.digest, channel: "terminal" }, asPerson))
@@ -198,13 +200,20 @@ describe("ratchet step done holds a manual step to the scope", () => {
         expect(lastAppend(events).map((event) => event._tag)).toEqual(["AttemptTransitioned", "AttemptNoted", "TaskBlocked"])
         expect(transitionsOf(events)).toEqual(["fix#1:Pending→Running", "fix#1:Running→Succeeded"])
         // the same blocker as a command step's: `status` and `gate` read it as they read that one
+        // (lifting a scope violation is a person's signed act: the gate says so)
         const gate = yield* world.c.gate(world.taskId, "RUNNING")
-        expect(gate.decision).toBe("CLEAR")
+        expect(gate.decision).toBe("HOLD")
+        expect(gate.gate?.reasons.map((reason) => reason.code)).toEqual(["receipt_required"])
 
-        // undone, unblocked: the step counts as done (it does not run again) and the run goes on
+        // undone, unblocked by the person: the step counts as done (it does not run again) and the run goes on
         git(world.root, "checkout", "--", "README.md")
         fs.rmSync(path.join(world.root, "notes.txt"))
-        yield* world.c.unblock(world.taskId, { to: "RUNNING", resolution: "undid the drift" }, asPerson)
+        const shown = yield* world.c.unblockSubject(world.taskId, "RUNNING")
+        yield* world.c.unblock(
+          world.taskId,
+          { to: "RUNNING", resolution: "undid the drift", confirmation: { digest: shown!.digest, channel: "terminal" } },
+          asPerson
+        )
         const finished = yield* world.run()
         expect(finished.state).toBe("VERIFYING")
         expect(transitionsOf(yield* eventsOf(world.taskId))).toEqual([

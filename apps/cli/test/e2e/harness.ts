@@ -4,7 +4,11 @@
  * the world's home, or PostgreSQL in a schema of its own).
  *
  * Approvals need an interactive terminal; {@link World.tty} runs the CLI under `script`, which
- * gives it a pseudo-terminal, and types the input there, as a person would.
+ * gives it a pseudo-terminal, and types the input there, as a person would. Every person-only act
+ * is also signed with the person's approval key: each world's `ratchet init` is followed by
+ * `ratchet approver init`, which makes a key sealed under {@link passphrase} and registers it as
+ * the project's first approver, and the tests type that passphrase where a person would. (The key
+ * uses the lowest scrypt cost the key file accepts, to keep a hundred approvals quick.)
  */
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -107,6 +111,15 @@ export const mapLimit = async <A, B>(items: ReadonlyArray<A>, limit: number, f: 
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
   return results
 }
+
+/**
+ * The passphrase of every world's approval key, typed by the tests as a person types theirs. It is
+ * a test fixture, never a secret: a real key's passphrase is the person's own.
+ */
+export const passphrase = "e2e passphrase, typed by the tests"
+
+/** The approver id every world registers (`ratchet approver init --id`). */
+export const approverId = "e2e-approver"
 
 /** A word for `sh -c`: single-quoted. */
 const shellWord = (word: string): string => `'${word.replace(/'/g, "'\\''")}'`
@@ -260,6 +273,11 @@ export interface World {
   readonly ok: (args: ReadonlyArray<string>, options?: { readonly env?: Record<string, string> }) => Promise<Result>
   /** Runs `ratchet args` on a pseudo-terminal (through `script`), typing `input`. */
   readonly tty: (args: ReadonlyArray<string>, input: string, extraEnv?: Record<string, string>) => Promise<Result>
+  /**
+   * `ratchet verify <task> …args` on a pseudo-terminal as the world's approver: types the key's
+   * passphrase (the pass is signed), then `input` (a manual criterion's answers).
+   */
+  readonly verify: (taskId: string, args?: ReadonlyArray<string>, input?: string, extraEnv?: Record<string, string>) => Promise<Result>
   /** Writes a file outside the repository (specs, plans) and returns its path. */
   readonly file: (name: string, content: string | Uint8Array) => string
 }
@@ -290,7 +308,14 @@ const git = async (cwd: string, args: ReadonlyArray<string>, env: NodeJS.Process
  * A world: a git repository with one commit (a README and `test/date.test.js`, so `test/**` is a
  * valid scope), a home, the engine's store, and `ratchet init` run in it unless `init` is false.
  */
-export const makeWorld = async (engine: Engine, options: { readonly init?: boolean } = {}): Promise<World> => {
+export const makeWorld = async (
+  engine: Engine,
+  options: {
+    readonly init?: boolean
+    /** Make the approval key and register it as the project's first approver (default: with `init`). */
+    readonly approver?: boolean
+  } = {}
+): Promise<World> => {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `ratchet-e2e-${engine.name}-`)))
   roots.push(root)
   const repo = path.join(root, "repo")
@@ -332,14 +357,31 @@ export const makeWorld = async (engine: Engine, options: { readonly init?: boole
     fs.writeFileSync(target, content)
     return target
   }
-  const world: World = { engine, root, repo, home, env, run, ok, tty, file }
-  if (options.init !== false) await ok(["init"])
+  const verify: World["verify"] = (taskId, args = [], input = "", extraEnv = {}) =>
+    tty(["verify", taskId, ...args, "--json"], `${passphrase}\n${input}`, extraEnv)
+  const world: World = { engine, root, repo, home, env, run, ok, tty, verify, file }
+  if (options.init !== false) {
+    await ok(["init"])
+    if (options.approver !== false) await registerApprover(world)
+  }
   return world
 }
 
 // ---------------------------------------------------------------------------------------------
 // Tasks
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * `ratchet approver init` on a terminal: the world's key (typed passphrase, twice) and its
+ * registration as the project's first approver.
+ */
+export const registerApprover = async (world: World): Promise<Result> => {
+  const made = await world.tty(["approver", "init", "--id", approverId, "--kdf-cost", "14", "--json"], `${passphrase}\n${passphrase}\n`)
+  if (made.code !== 0 || made.json?.registered !== true) {
+    throw new Error(`ratchet approver init exited ${made.code}\n${made.stdout}\n${made.stderr}`)
+  }
+  return made
+}
 
 /** `ratchet task create`, returning the new task's id. */
 export const createTask = async (world: World, goal: string): Promise<string> => {
@@ -386,18 +428,19 @@ const digestFor = { restatement: "restatement", spec: "spec", plan: "plan" } as 
 
 /**
  * `ratchet approve <task> <subject>` on a terminal, typing the first 8 hex characters of the
- * digest `status --json` shows (or `typed`).
+ * digest `status --json` shows (or `typed`), then the approval key's passphrase (or `secret`).
  */
 export const approve = async (
   world: World,
   taskId: string,
   subject: "restatement" | "spec" | "plan",
-  typed?: string
+  typed?: string,
+  secret: string = passphrase
 ): Promise<Result> => {
   const view = await status(world, taskId)
   const digest = view.digests[digestFor[subject]] as string | null
   if (digest === null) throw new Error(`task ${taskId} has no ${subject} digest to approve`)
-  return world.tty(["approve", taskId, subject, "--json"], `${typed ?? confirmationOf(digest)}\n`)
+  return world.tty(["approve", taskId, subject, "--json"], `${typed ?? confirmationOf(digest)}\n${secret}\n`)
 }
 
 /** {@link approve}, failing the test unless it exits 0. */

@@ -72,7 +72,8 @@ const nextLine = (prompt: string, secret: boolean): Effect.Effect<string | null>
     process.stderr.write(prompt)
     const queued = current.queued.shift()
     if (queued !== undefined) {
-      if (secret) process.stderr.write("\n")
+      // Typed ahead, read already: end the prompt's line as the reader would have on Enter.
+      process.stderr.write("\n")
       resume(Effect.succeed(queued))
       return
     }

@@ -10,7 +10,9 @@
  *   segments (zero included), `[abc]` one of a set, `{a,b}` either alternative.
  *
  * `.ratchet/` is Ratchet's own (its projections are rewritten at every step boundary), so it is
- * never a violation.
+ * never a violation, except the project's trust files (`.ratchet/project.json`, which names the
+ * project, and `.ratchet/approvers.json`, which names who may approve): a step never changes those,
+ * whatever its scope says, so a change to them is always a violation (`protected`, ADR 0018).
  *
  * @since 0.1.0
  */
@@ -200,14 +202,32 @@ export const matches = (pattern: string, path: string): boolean => {
 }
 
 /**
- * Whether `path` is Ratchet's own (`.ratchet/…`), which no scope restricts.
+ * The project's trust files: outside every task's scope, whatever the scope says.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const trustFiles: ReadonlyArray<string> = [".ratchet/project.json", ".ratchet/approvers.json"]
+
+/**
+ * Whether `path` is one of the project's trust files ({@link trustFiles}).
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const isTrustFile = (path: string): boolean => trustFiles.includes(normalise(path))
+
+/**
+ * Whether `path` is Ratchet's own (`.ratchet/…`, its projections), which no scope restricts and no
+ * observation of the work tree counts; the trust files are not (they are observed, and never in
+ * scope).
  *
  * @since 0.1.0
  * @category predicates
  */
 export const isRatchetPath = (path: string): boolean => {
   const target = normalise(path)
-  return target === ".ratchet" || target.startsWith(".ratchet/")
+  return (target === ".ratchet" || target.startsWith(".ratchet/")) && !isTrustFile(target)
 }
 
 /**
@@ -218,7 +238,7 @@ export const isRatchetPath = (path: string): boolean => {
  */
 export interface Violation {
   readonly path: string
-  readonly reason: "forbidden" | "outside_allowed"
+  readonly reason: "forbidden" | "outside_allowed" | "protected"
   /** The forbidden pattern it matched, for `forbidden`. */
   readonly pattern: string | null
 }
@@ -237,6 +257,7 @@ export const violations = (
 ): ReadonlyArray<Violation> =>
   changed.flatMap((path): ReadonlyArray<Violation> => {
     if (isRatchetPath(path)) return []
+    if (isTrustFile(path)) return [{ path, reason: "protected", pattern: null }]
     const hit = forbidden.find((pattern) => matches(pattern, path))
     if (hit !== undefined) return [{ path, reason: "forbidden", pattern: hit }]
     if (allowed.length > 0 && !allowed.some((pattern) => matches(pattern, path))) {

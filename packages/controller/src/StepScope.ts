@@ -64,7 +64,7 @@ export const blocker = (
   uncertain: ReadonlyArray<string> = []
 ): Event.Blocker => {
   const shown = violations.slice(0, namedInAction).map((v) =>
-    `${v.path} (${v.reason === "forbidden" ? `forbidden by ${v.pattern}` : "outside allowedScope"})`
+    `${v.path} (${v.reason === "forbidden" ? `forbidden by ${v.pattern}` : v.reason === "protected" ? "a trust file no task may change" : "outside allowedScope"})`
   )
   const more = violations.length > namedInAction ? ` and ${violations.length - namedInAction} more` : ""
   const unsure = violations.filter((v) => uncertain.includes(v.path))

@@ -212,10 +212,31 @@ describe("Scope.isRatchetPath", () => {
     [".ratchet-old/x", false],
     ["src/.ratchet/x", false],
     ["ratchet/x", false],
-    ["", false]
+    ["", false],
+    // The project's trust files are not Ratchet's own: they are observed, and never in scope.
+    [".ratchet/approvers.json", false],
+    ["./.ratchet/approvers.json", false],
+    [".ratchet/project.json", false],
+    [".ratchet/approvers.json.bak", true],
+    [".ratchet/tasks/approvers.json", true]
   ]
   it.each(table)("%j → %s", (path, expected) => {
     expect(Scope.isRatchetPath(path)).toBe(expected)
+  })
+})
+
+describe("Scope.isTrustFile", () => {
+  const table: ReadonlyArray<readonly [string, boolean]> = [
+    [".ratchet/approvers.json", true],
+    ["./.ratchet/approvers.json", true],
+    [".ratchet/project.json", true],
+    ["approvers.json", false],
+    [".ratchet/approvers.json/x", false],
+    [".ratchet/tasks/x/project.json", false],
+    ["src/.ratchet/approvers.json", false]
+  ]
+  it.each(table)("%j → %s", (path, expected) => {
+    expect(Scope.isTrustFile(path)).toBe(expected)
   })
 })
 
@@ -239,6 +260,15 @@ describe("Scope.violations", () => {
   it("an empty allowed list allows every path", () => {
     expect(Scope.violations(["a", "b/c", "d/e/f.ts"], [], [])).toEqual([])
     expect(Scope.violations(["a", "b/c"], [], ["b"])).toEqual([{ path: "b/c", reason: "forbidden", pattern: "b" }])
+  })
+
+  it("a trust file is always a violation, even when every path is allowed or it is named in the scope", () => {
+    for (const allowed of [[], ["**"], [".ratchet/**"], [".ratchet/approvers.json"]]) {
+      expect(Scope.violations([".ratchet/approvers.json", ".ratchet/project.json", ".ratchet/tasks/t.md"], allowed, [])).toEqual([
+        { path: ".ratchet/approvers.json", reason: "protected", pattern: null },
+        { path: ".ratchet/project.json", reason: "protected", pattern: null }
+      ])
+    }
   })
 
   it("`.ratchet/` is never a violation, not even when forbidden or outside allowed", () => {

@@ -179,6 +179,23 @@ export const authority = (engine: Engine): void => {
       expect(last.event).toMatchObject({ parent: "main", atLsn: Number(target), receipt: { subject: "rewind", actor: { kind: "user", id: "e2e-approver" } } })
     })
 
+    it("a step that changes the approvers file is blocked, whatever the scope allows", async () => {
+      const world = await makeWorld(engine)
+      const spec = specText({ allowedScope: ["test/**", ".ratchet/**"] })
+      const plan = planText().replace("command: node --version", "command: \"node -e \\\"require('fs').appendFileSync('.ratchet/approvers.json', ' ')\\\"\"")
+      const taskId = await toSpecReady(world, "Touch the approvers", spec)
+      expect((await approve(world, taskId, "spec")).code).toBe(0)
+      await world.ok(["preflight", taskId])
+      await world.ok(["plan", taskId, "--file", world.file(`${taskId}-plan.yaml`, plan)])
+      expect((await approve(world, taskId, "plan")).code).toBe(0)
+      const ran = await world.run(["run", taskId])
+      expect(ran.code).toBe(3)
+      const blocked = await status(world, taskId)
+      expect(blocked.state).toBe("BLOCKED")
+      expect(blocked.blockers[0].category).toBe("scope_violation")
+      expect(blocked.blockers[0].requiredAction).toContain(".ratchet/approvers.json (a trust file no task may change)")
+    })
+
     it("a manual observation typed through the agent's shell does not count; the person's signed one completes the task", async () => {
       const world = await makeWorld(engine)
       const spec = specText().replace(

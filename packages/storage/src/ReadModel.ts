@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import * as Event from "@ratchet/kernel/Event"
+import * as Run from "@ratchet/kernel/Run"
 import * as Task from "@ratchet/kernel/Task"
 import * as Turn from "@ratchet/kernel/Turn"
 import * as Context from "effect/Context"
@@ -152,13 +153,13 @@ export const empty: Snapshot = {
 }
 
 /**
+ * The key of an attempt row in {@link Snapshot.attempts} (the kernel's `Run.key`).
+ *
  * @since 0.1.0
  * @category constructors
  */
-export const attemptKey = (runId: string, stepId: string, attempt: number): string =>
-  JSON.stringify([runId, stepId, attempt])
+export const attemptKey: (runId: string, stepId: string, attempt: number) => string = Run.key
 
-const setting = <K, V>(map: ReadonlyMap<K, V>, key: K, value: V): ReadonlyMap<K, V> => new Map(map).set(key, value)
 
 /**
  * Folds one stored event into the read models. Like `Task.evolve`, it trusts what it is given:
@@ -179,77 +180,13 @@ export const apply = (snapshot: Snapshot, stored: StoredEvent): Snapshot => {
       task: aggregate
     }
     : snapshot.summary
-  const next: Snapshot = { ...snapshot, summary }
+  // The run's attempts, intents and turns are the kernel's fold (`Run.evolve`); a row the event
+  // does not touch stays the same object, so the store writes exactly the rows that changed.
+  const run = Run.evolve(snapshot, stored.event, stored.lsn, { streamId: stored.streamId, branch: stored.branch })
+  const next: Snapshot = { ...snapshot, summary, attempts: run.attempts, intents: run.intents }
   const event = stored.event
   const base = { streamId: stored.streamId, branch: stored.branch }
   switch (event._tag) {
-    case "AttemptScheduled":
-      return {
-        ...next,
-        attempts: setting(next.attempts, attemptKey(event.runId, event.stepId, event.attempt), {
-          ...base,
-          runId: event.runId,
-          stepId: event.stepId,
-          attempt: event.attempt,
-          state: "Pending",
-          turn: Turn.initial,
-          updatedLsn: stored.lsn
-        })
-      }
-    case "AttemptTransitioned": {
-      const key = attemptKey(event.runId, event.stepId, event.attempt)
-      return {
-        ...next,
-        attempts: setting(next.attempts, key, {
-          ...base,
-          runId: event.runId,
-          stepId: event.stepId,
-          attempt: event.attempt,
-          state: event.to,
-          turn: next.attempts.get(key)?.turn ?? Turn.initial,
-          updatedLsn: stored.lsn
-        })
-      }
-    }
-    case "TurnRecorded": {
-      // Only an attempt the branch scheduled has a turn; the controller records none elsewhere.
-      // The turn is not a transition: `updatedLsn` stays the LSN of the attempt's last one, which
-      // recovery compares with its intents' resolutions.
-      const key = attemptKey(event.runId, event.stepId, event.attempt)
-      const attempt = next.attempts.get(key)
-      if (attempt === undefined) return next
-      return { ...next, attempts: setting(next.attempts, key, { ...attempt, turn: Turn.next(attempt.turn, event.turn) }) }
-    }
-    case "IntentRecorded":
-      return {
-        ...next,
-        intents: setting(next.intents, event.intentId, {
-          ...base,
-          intentId: event.intentId,
-          runId: event.runId,
-          stepId: event.stepId,
-          attempt: event.attempt,
-          state: "Pending",
-          outcome: null,
-          updatedLsn: stored.lsn
-        })
-      }
-    case "IntentDispatched":
-    case "IntentResolved":
-    case "IntentAbandoned": {
-      const intent = next.intents.get(event.intentId)
-      if (intent === undefined) return next
-      const state = event._tag === "IntentDispatched" ? "Dispatched" : event._tag === "IntentResolved" ? "Resolved" : "Abandoned"
-      return {
-        ...next,
-        intents: setting(next.intents, event.intentId, {
-          ...intent,
-          state,
-          outcome: event._tag === "IntentResolved" ? event.outcome : null,
-          updatedLsn: stored.lsn
-        })
-      }
-    }
     case "CheckpointRecorded":
       return {
         ...next,
@@ -274,7 +211,7 @@ export const apply = (snapshot: Snapshot, stored: StoredEvent): Snapshot => {
     case "LeaseReleased":
       return next.lease === null ? next : { ...next, lease: { ...next.lease, held: false, updatedLsn: stored.lsn } }
     default:
-      // Task lifecycle events change only the summary, folded above.
+      // Task lifecycle events change only the summary, folded above; run events the run's rows.
       return next
   }
 }

@@ -68,7 +68,7 @@ export interface IntentView {
  * @since 0.2.0
  * @category models
  */
-export interface State<B extends object = {}> {
+export interface State<B extends object = object> {
   readonly attempts: ReadonlyMap<string, AttemptView & B>
   readonly intents: ReadonlyMap<string, IntentView & B>
 }

@@ -17,6 +17,8 @@ export * as Approvers from "./Approvers.js"
 export * as Attempt from "./Attempt.js"
 /** @since 0.2.0 */
 export * as Authority from "./Authority.js"
+/** @since 0.2.0 */
+export * as Decider from "./Decider.js"
 /** @since 0.1.0 */
 export * as Digest from "./Digest.js"
 /** @since 0.1.0 */

@@ -40,6 +40,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ApproverCommands from "./ApproverCommands.js"
+import * as CommandHandler from "./CommandHandler.js"
 import type * as ApproverKey from "./ApproverKey.js"
 import * as ContractFile from "./ContractFile.js"
 import * as ControllerError from "./ControllerError.js"
@@ -407,9 +408,6 @@ export interface LeaseIdentity {
  */
 export class Controller extends Context.Tag("@ratchet/controller/Controller")<Controller, Service>() {}
 
-/** How many times a write is re-decided after the task moved under it. */
-const maxAttempts = 5
-
 const TaskIdSchema = EventStore.Id
 
 /**
@@ -502,8 +500,9 @@ export const make: Effect.Effect<
     )
 
   /**
-   * The write loop: decide `build`'s command against the stored task and append its events under
-   * the expected version and the invocation's epoch; re-decide when the task moved.
+   * A write through the one command handler (`CommandHandler`): decide `build`'s commands against
+   * the stored task and append them under the expected version and the invocation's epoch,
+   * deciding again when the task moved; then rewrite the task's projections.
    */
   const write = <E, R>(
     taskId: string | null,
@@ -514,79 +513,34 @@ export const make: Effect.Effect<
     trailing: (state: Task.Task, at: number) => ReadonlyArray<Event.Event> = () => []
   ): Effect.Effect<Written, WriteError | E, R> =>
     Effect.gen(function*() {
-      for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-        const summary = taskId === null ? null : yield* summaryOf(taskId)
-        const aggregate: Task.Aggregate = summary === null ? Task.initial : summary.task
-        const version = summary?.version ?? 0
-        const presented = invocation.leaseEpoch ?? null
-        if (summary !== null) {
-          const lease = yield* models.lease(projectId, streamId)
-          if (lease !== null && lease.held && presented === null) {
-            return yield* heldLease(streamId, presented, lease)
-          }
-        }
-        const at = yield* Clock.currentTimeMillis
-        const commands = yield* build(aggregate, at)
-        // Decide every command against the state the previous ones leave; a run-level fact (an
-        // event, recognisable by its version) is appended as given, in its place.
-        let state = aggregate
-        const events: Array<Event.Event> = []
-        for (const command of commands) {
-          if ("version" in command) {
-            events.push(command)
-            state = Task.evolve(state, command)
-            continue
-          }
-          const decision = Task.decide(command, state)
-          if (Either.isLeft(decision)) return yield* decision.left
-          for (const event of decision.right) {
-            events.push(event)
-            state = Task.evolve(state, event)
-          }
-        }
-        if (state._tag === "Absent") return yield* Effect.die(new Error("a write that leaves no task"))
-        if (events.length > 0) events.push(...trailing(state, at))
-        if (events.length === 0) {
-          const view = yield* viewOf({ ...(summary as ReadModel.TaskSummary) })
-          return { task: view, events: [], firstLsn: null, lastLsn: null, projection: null, warnings: [] } satisfies Written
-        }
-        const appended = yield* store.append({
-          projectId,
-          streamId,
-          branch: summary?.branch,
-          expectedVersion: version,
-          epoch: presented,
-          operationId: `op-${crypto.randomUUID()}`,
-          events
-        }).pipe(
-          Effect.map((result) => ({ _tag: "ok" as const, result })),
-          Effect.catchTag("@ratchet/storage/VersionConflict", () => Effect.succeed({ _tag: "moved" as const })),
-          Effect.catchTag("@ratchet/storage/StaleEpoch", (stale) =>
-            Effect.flatMap(models.lease(projectId, streamId), (lease) =>
-              Effect.fail(
-                new ControllerError.LeaseConflict({
-                  taskId: streamId,
-                  presented,
-                  epoch: stale.current,
-                  held: stale.held,
-                  holder: lease !== null && lease.held ? describeOwner(lease.owner) : null,
-                  deadline: lease !== null && lease.held ? lease.heartbeatAt + lease.graceMs : null
-                })
-              )))
-        )
-        if (appended._tag === "moved") continue
-        const after = yield* summaryOf(streamId)
-        const projected = yield* project_(after.task)
-        return {
-          task: yield* viewOf(after),
-          events: events.map((event) => event._tag),
-          firstLsn: appended.result.firstLsn,
-          lastLsn: appended.result.lastLsn,
-          projection: projected.directory,
-          warnings: projected.warnings
-        } satisfies Written
+      // A task of another project, or none, is named before anything is decided.
+      const known = taskId === null ? null : yield* summaryOf(taskId)
+      const handled = yield* CommandHandler.handle({
+        projectId,
+        streamId,
+        branch: known?.branch ?? EventStore.mainBranch,
+        epoch: invocation.leaseEpoch ?? null,
+        decide: (read, at) => build(read.summary?.task ?? Task.initial, at),
+        trailing,
+        describeHolder: (lease) => describeOwner(lease.owner)
+      }).pipe(
+        Effect.provideService(EventStore.EventStore, store),
+        Effect.provideService(ReadModel.ReadModels, models),
+        Effect.catchTag("@ratchet/kernel/RunCommandRefused", (refused) => Effect.die(refused))
+      )
+      const after = handled.after.summary as ReadModel.TaskSummary
+      if (handled.appended === null) {
+        return { task: yield* viewOf(after), events: [], firstLsn: null, lastLsn: null, projection: null, warnings: [] } satisfies Written
       }
-      return yield* new ControllerError.WriteConflict({ taskId: streamId, attempts: maxAttempts })
+      const projected = yield* project_(after.task)
+      return {
+        task: yield* viewOf(after),
+        events: handled.events.map((event) => event._tag),
+        firstLsn: handled.appended.firstLsn,
+        lastLsn: handled.appended.lastLsn,
+        projection: projected.directory,
+        warnings: projected.warnings
+      } satisfies Written
     })
 
   /** A write of one command built from the existing task. */

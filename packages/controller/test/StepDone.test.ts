@@ -128,6 +128,9 @@ const planned = (world: { readonly home: string }, options: { readonly scope?: S
     const c = yield* Controller.Controller
     const files = temp()
     yield* c.approvers.register(asPerson.signer!)
+    // The approvers file is committed, as the person is told to: the trees below are the step's.
+    git(c.project.root, "add", ".ratchet/approvers.json")
+    git(c.project.root, "commit", "-q", "-m", "approvers")
     const taskId = (yield* c.createTask({ goal: "Make the date test deterministic" }, asPerson)).task.taskId
     const approve = (subject: "restatement" | "spec" | "plan") =>
       Effect.flatMap(c.approvalSubject(taskId, subject), (shown) => c.approve(taskId, { subject, digest: shown.digest, channel: "terminal" }, asPerson))

@@ -35,6 +35,15 @@ import * as Effect from "effect/Effect"
  */
 export const name = "claude-code"
 
+/**
+ * Where Claude Code tells its hooks the project root where the session started; it stays put when
+ * Claude changes directory or enters a worktree (the hooks reference, "Reference scripts by path").
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const projectVariable = "CLAUDE_PROJECT_DIR"
+
 /** The events on which a failure must block: the host is about to run a tool. */
 const toolGates = new Set(["PreToolUse", "PermissionRequest"])
 
@@ -129,4 +138,4 @@ export const failure = (event: string | null, problem: string): HostAdapter.Repl
  * @since 0.1.0
  * @category adapters
  */
-export const adapter: HostAdapter.HostAdapter = { name, canAsk: true, decode, reply, failure }
+export const adapter: HostAdapter.HostAdapter = { name, canAsk: true, projectVariable, decode, reply, failure }

@@ -32,6 +32,11 @@ export * as HostEvent from "./HostEvent.js"
 /**
  * @since 0.1.0
  */
+export * as ProjectRoot from "./ProjectRoot.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Shell from "./Shell.js"
 
 /**

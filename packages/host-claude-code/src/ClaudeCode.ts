@@ -13,6 +13,9 @@
  *   next instruction; `stop_hook_active` makes it a single block, never a loop.
  * - Everything else: exit 0, nothing printed.
  *
+ * The project is looked for in `CLAUDE_PROJECT_DIR` (the project root where the session started),
+ * never in the payload's `cwd`, which follows Claude's `cd` (see `ProjectRoot`).
+ *
  * Failing: a payload that cannot be read, or a decision Ratchet cannot make, blocks a tool call
  * (PreToolUse: exit 2 with the reason on standard error, which Claude Code treats as a denial;
  * PermissionRequest, which ignores exit 2: its deny decision) and, for any other event, goes on

@@ -311,12 +311,20 @@ const personOnly = (found: Shell.PersonOnly): Decision =>
     "Ask the user to run it themselves, in their own terminal."
   )
 
-/** Whether a token a command hands to a program names Ratchet's store or a `.ratchet` directory. */
-const ratchetPlace = (token: string, context: Context): boolean => {
+/**
+ * Whether a token a command hands to a program names Ratchet's store or a `.ratchet` directory. A
+ * path into the store names the store's own directory (or a variable): only such tokens are
+ * resolved.
+ */
+const ratchetPlace = (token: string, context: Context, storeName: string): boolean => {
   if (/\$\{?RATCHET_HOME\b/.test(token) || /(^|\/)\.ratchet(\/|$)/.test(token) || /(^|\/)ratchet\.db/.test(token)) return true
+  if (!token.includes(storeName) && !token.includes("$")) return false
   const file = absolute(token, context)
   return file !== null && inside(context.storeDirectory, file)
 }
+
+/** The longest command Ratchet judges; a longer one is denied unread (it would take too long to read). */
+const maxCommand = 1024 * 1024
 
 /** Rule 3: a command Ratchet cannot read completely. */
 const unreadable = (why: string, context: Context): Decision => {
@@ -349,10 +357,17 @@ export const decide = (call: HostEvent.ToolCall, context: Context): Decision => 
     case "Write":
       return unprintable(call.tool, action.paths) ?? writes(call.tool, action.paths, false, context)
     case "Shell": {
+      if (action.command.length > maxCommand) {
+        return deny(
+          `the command is ${Math.ceil(action.command.length / 1024)} KiB long, more than Ratchet judges (${maxCommand / 1024} KiB), so it cannot tell what it runs or writes.`,
+          "Run it as shorter commands, or put the data in a file and hand the file to the program; if the user means it, they run it in their own terminal."
+        )
+      }
       const shell = Shell.classify(action.command)
       const found = shell.personOnly[0]
       if (found !== undefined) return personOnly(found)
-      const place = shell.touches.find((token) => ratchetPlace(token, context))
+      const storeName = path.basename(context.storeDirectory)
+      const place = shell.touches.find((token) => ratchetPlace(token, context, storeName))
       if (place !== undefined) {
         return shell.programs.some((program) => /^sqlite3?$/.test(program))
           ? deny("the command opens Ratchet's runtime store with a database shell; only Ratchet writes there.", "Read the task through ratchet status, ratchet log or ratchet evidence instead.")

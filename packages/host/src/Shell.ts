@@ -142,8 +142,10 @@ export const classify = (command: string): Classification => {
     for (let round = 0; round < 64 && !done; round++) {
       while (start < words.length) {
         const word = words[start]!
-        if (word.assigns !== null) {
-          if (Programs.isProgramVariable(word.assigns)) cannotRead(word.text, `sets ${word.assigns}, which chooses the programs that run`)
+        // After `env` a NAME=value word is an assignment however it is quoted.
+        const assigns = word.assigns ?? (program === "env" ? /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(word.text)?.[1] ?? null : null)
+        if (assigns !== null) {
+          if (Programs.isProgramVariable(assigns)) cannotRead(word.text, `sets ${assigns}, which chooses the programs that run`)
           start++
           continue
         }

@@ -269,6 +269,14 @@ describe("Guard.decide: commands Ratchet cannot read", () => {
       if (asked._tag === "Ask") expect(asked.reason).toMatch(/cannot tell what the command runs or writes\. Allow it\?$/)
     }
   })
+  it("a command over 1 MiB is denied unread, task or not", () => {
+    const command = `echo ${"x".repeat(1024 * 1024)}`
+    for (const given of [context(task("RUNNING")), context(null)]) {
+      const decision = Guard.decide(bash(command), given)
+      expect(decision._tag).toBe("Deny")
+      expect(Guard.explain(decision)).toContain("more than Ratchet judges")
+    }
+  })
   it("a store removal behind padding is denied as Ratchet's own, task or not", () => {
     const command = `true ${"x ".repeat(40_000)}; rm -rf /home/dev/.ratchet`
     for (const given of [context(task("RUNNING")), context(null)]) expect(Guard.explain(Guard.decide(bash(command), given))).toContain("Ratchet's own")

@@ -226,6 +226,7 @@ describe("Shell.classify: commands Ratchet cannot read completely", () => {
     ["git -c core.sshCommand=./x fetch", "git configuration"],
     ["git -c alias.x='!sh -c id' x", "git configuration"],
     ["git config core.pager ./x.sh", "git configuration"],
+    ["git -c core.pager='less; id' log", "git configuration"],
     ["git rebase -x \"$(cat cmd)\" main", "computed when it runs"],
     ["tar -cf x.tar --use-compress-program=./x src", "named in its options"],
     ["rsync -e ./x src/ host:dst/", "named in its options"],
@@ -247,7 +248,24 @@ describe("Shell.classify: commands Ratchet cannot read completely", () => {
     ["nohup perl -e 'x' &", "perl -e"],
     ["watch 'python3 -c x'", "python3 -c"],
     ["npx -c 'node -e x'", "node -e"],
-    ["echo a\u0000b", "NUL"]
+    ["echo a\u0000b", "NUL"],
+    // found in review: quoted assignments after env, trap --, code as a data: URL, standard input
+    // by another name, programs that type into or run inside other programs, database shells
+    ["env 'PATH=/tmp/fake:/usr/bin' ratchet status", "sets PATH"],
+    ["trap -- \"$(echo aWQ= | base64 -d)\" EXIT", "computed when it runs"],
+    ["node --import 'data:text/javascript,console.log(1)' x.js", "node --import"],
+    ["echo aWQ= | base64 -d | python3 /dev/stdin", "from standard input"],
+    ["echo aWQ= | base64 -d | bash /dev/fd/0", "from standard input"],
+    ["echo 'BEGIN{}' | awk -f /dev/stdin", "awk program"],
+    ["sed -f /dev/stdin file < script.sed", "standard input"],
+    ["xdotool type \"$(echo aWQ= | base64 -d)\"", "types into another program"],
+    ["open -a Terminal run.command", "desktop"],
+    ["gdb -batch -ex 'call system(\"id\")' -p 42", "inside another program"],
+    ["sqlite3 :memory: '.shell id'", "database commands"],
+    ["psql -c '\\! id'", "database commands"],
+    ["psql <<EOF\n\\! id\nEOF", "database commands"],
+    ["cat q.sql | psql", "database commands"],
+    ["pkexec python3 -c x", "python3 -c"]
   ]
   for (const [command, reason] of opaque) {
     it(`cannot read ${JSON.stringify(command)} (${reason})`, () => {
@@ -269,6 +287,9 @@ describe("Shell.classify: commands Ratchet cannot read completely", () => {
     "git status",
     "git diff HEAD~1 -- src",
     "git log --oneline -5",
+    "git -c core.pager=cat log -3",
+    "git -c user.name=dev -c color.ui=never commit -m wip",
+    "git config user.email dev@example.com",
     "git add src/a.ts && git commit -m 'freeze the clock'",
     "git commit -m \"$(cat <<'EOF'\nfix: freeze the clock\nEOF\n)\"",
     "ls -la",
@@ -311,7 +332,11 @@ describe("Shell.classify: commands Ratchet cannot read completely", () => {
     "which python3",
     "command -v node",
     "ratchet status t-1",
-    "ratchet step done t-1 fix --note done"
+    "ratchet step done t-1 fix --note done",
+    "sqlite3 data.db 'select count(*) from users'",
+    "psql -c 'select 1'",
+    "psql -f migrations/001.sql",
+    "trap 'rm -f /tmp/x' EXIT"
   ]
   for (const command of readable) {
     it(`reads ${JSON.stringify(command)} completely`, () => {

@@ -44,6 +44,10 @@ const shell = (program: string, words: ReadonlyArray<Syntax.Word>, start: number
     }
     for (const option of options) if (option.value !== null) consumed.add(option.value)
     const operand = words[index]
+    if (operand !== undefined && Programs.isStandardInput(operand.text) && operand.text !== "-" && !options.some((option) => option.name === "-c")) {
+      reading.cannotRead(all, "runs shell commands it reads from standard input, which Ratchet does not see")
+      return
+    }
     if (options.some((option) => option.name === "-c")) {
       if (operand !== undefined) {
         consumed.add(operand)
@@ -87,14 +91,15 @@ const interpreted = (program: string, interpreter: Programs.Interpreter, words: 
       return
     }
     const { options, index } = Programs.readOptions(words, start + 1, interpreter.valued)
-    const code = options.find((option) => interpreter.code.has(option.name))
+    // `node --import data:text/javascript,…` is code given as text too.
+    const code = options.find((option) => interpreter.code.has(option.name) || (option.value !== null && /^data:/i.test(option.value.text)))
     if (code !== undefined) {
       reading.cannotRead(all, `runs code given as text (${program} ${code.name}), which Ratchet does not read`)
       return
     }
     if (options.some((option) => interpreter.module.has(option.name))) return
     const operand = words[index]
-    if (operand !== undefined && operand.text !== "-") {
+    if (operand !== undefined && !Programs.isStandardInput(operand.text)) {
       if (Programs.isRatchetName(operand.text)) {
         const found = Programs.actOf(words.slice(index + 1))
         if (found !== null) reading.act(found, all)
@@ -136,8 +141,8 @@ export const run = (program: string, words: ReadonlyArray<Syntax.Word>, start: n
       return
     }
     case "trap": {
-      const handler = args[0]
-      if (handler !== undefined && !handler.text.startsWith("-")) {
+      const handler = words[Programs.readOptions(words, start + 1, new Set()).index]
+      if (handler !== undefined && handler.text !== "-") {
         consumed.add(handler)
         walk.runText(handler, "trap", depth)
       }
@@ -160,7 +165,11 @@ export const run = (program: string, words: ReadonlyArray<Syntax.Word>, start: n
     case "nawk": {
       const valued = new Set(["-f", "--file", "-v", "--assign", "-F", "--field-separator", "-e", "--source", "-i", "--include", "-l", "--load", "-E", "--exec"])
       const { options, index } = Programs.readOptions(words, start + 1, valued)
-      const fromFile = options.some((option) => ["-f", "--file", "-E", "--exec"].includes(option.name))
+      const files = options.filter((option) => ["-f", "--file", "-E", "--exec"].includes(option.name))
+      if (files.some((option) => option.value !== null && (option.value.computed || Programs.isStandardInput(option.value.text)))) {
+        reading.cannotRead(all, "runs an awk program it reads from standard input or a computed file, which Ratchet cannot see")
+      }
+      const fromFile = files.length > 0
       const texts = [...options.filter((option) => option.name === "-e" || option.name === "--source").map((option) => option.value), fromFile ? null : words[index] ?? null]
       for (const text of texts) {
         if (text === null) continue
@@ -171,9 +180,18 @@ export const run = (program: string, words: ReadonlyArray<Syntax.Word>, start: n
       }
       return
     }
-    case "sed":
+    case "sed": {
+      const scriptFile = args.findIndex((word) => word.text === "-f" || word.text === "--file")
+      const file = scriptFile === -1 ? args.find((word) => word.text.startsWith("--file="))?.text.slice(7) : args[scriptFile + 1]?.text
       if (Programs.sedRuns(args.map((word) => word.text))) reading.cannotRead(all, "runs commands from its sed script (the e command), which Ratchet does not read")
+      else if (file !== undefined && Programs.isStandardInput(file)) reading.cannotRead(all, "reads its sed script from standard input, which Ratchet does not see")
       return
+    }
+    case "sqlite3":
+    case "psql":
+    case "mysql":
+    case "mariadb":
+      return database(words, start, site)
     case "find":
       return find(words, start, site)
     case "xargs":
@@ -207,6 +225,25 @@ export const run = (program: string, words: ReadonlyArray<Syntax.Word>, start: n
       return
     default:
       return
+  }
+}
+
+/** Database shell commands that run a program: psql's `\!` and `\o |`, sqlite3's `.shell`, `.system` and `.once |`, mysql's `system`, `COPY … PROGRAM`. */
+const databaseEscape = /\\!|\\o\s*\||(^|\n|;)\s*\.(shell|system)\b|\.(once|output)\s+['"]?\||(^|\n|;)\s*system\b|\bprogram\b/i
+
+/**
+ * A database shell: its own commands can run a program. The text it is given (options, a literal
+ * here-document) is looked through for those; text it reads from a pipe, a file or a computed
+ * word is beyond reading.
+ */
+const database = (words: ReadonlyArray<Syntax.Word>, start: number, site: Site): void => {
+  const { reading, simple } = site
+  const all = joined(words.slice(start))
+  const texts = [...words.slice(start + 1), ...simple.inputs.map((input) => ({ text: input.text, computed: !input.literal }))]
+  if (simple.piped || simple.readsFile || texts.some((word) => word.computed)) {
+    reading.cannotRead(all, "runs database commands Ratchet cannot see, which can run other programs")
+  } else if (texts.some((word) => databaseEscape.test(word.text))) {
+    reading.cannotRead(all, "runs a program from its database commands, which Ratchet does not read")
   }
 }
 
@@ -260,7 +297,7 @@ const git = (words: ReadonlyArray<Syntax.Word>, start: number, site: Site): void
   const all = joined(words.slice(start))
   const { options, index } = Programs.readOptions(words, start + 1, Programs.gitValued)
   for (const option of options) {
-    if (option.name === "-c" && option.value !== null && (option.value.computed || !Programs.isHarmlessGitConfig(option.value.text.split("=")[0]!))) {
+    if (option.name === "-c" && option.value !== null && (option.value.computed || !Programs.isHarmlessGitConfig(option.value.text))) {
       reading.cannotRead(all, "sets git configuration that can name a program to run, which Ratchet does not read")
     }
     if (option.name === "--exec-path" || option.name === "--config-env") reading.cannotRead(all, "chooses the programs git runs")
@@ -301,7 +338,7 @@ const git = (words: ReadonlyArray<Syntax.Word>, start: number, site: Site): void
     case "config": {
       const operands = args.filter((word) => !word.text.startsWith("-"))
       const lookup = args.some((word) => /^--(get|get-all|get-regexp|list|unset|unset-all|show-origin|name-only)$|^-l$/.test(word.text))
-      if (!lookup && operands.length >= 2 && (operands[0]!.computed || !Programs.isHarmlessGitConfig(operands[0]!.text))) {
+      if (!lookup && operands.length >= 2 && (operands[0]!.computed || operands[1]!.computed || !Programs.isHarmlessGitConfig(`${operands[0]!.text}=${operands[1]!.text}`))) {
         reading.cannotRead(all, "sets git configuration that can name a program to run, which Ratchet does not read")
       }
       return

@@ -100,6 +100,9 @@ const personLessons: ReadonlySet<string> = set("pin", "reject", "supersede")
 export const isRatchetName = (text: string): boolean =>
   /^(?:.*\/)?ratchet(?:@[^/]*)?(?:\.[cm]?[jt]s)?$/i.test(text) || /^@ratchet\/cli(?:@.*)?$/i.test(text) || /(?:^|\/)apps\/cli\/.*\.[cm]?[jt]s$/.test(text)
 
+/** Whether a script operand is standard input by another name (`-`, `/dev/stdin`, `/dev/fd/0`). */
+export const isStandardInput = (text: string): boolean => text === "-" || /^\/(dev\/(stdin|fd\/[0-9]+)|proc\/(self|[0-9]+)\/fd\/[0-9]+)$/.test(text)
+
 /** Whether a word may be anything once the shell has read it (an expansion, a glob). */
 export const isDynamic = (word: Word): boolean => word.computed || word.globbed
 
@@ -261,6 +264,7 @@ export const wrappers: Readonly<Record<string, Wrapper>> = {
     lookup: ["-l", "--list", "-v", "--validate", "-V", "--version", "-K", "--remove-timestamp", "-e", "--edit", "-h", "--help"]
   }),
   doas: wrapper(["-u", "-C"], { shell: ["-s"] }),
+  pkexec: wrapper(["--user"]),
   env: wrapper(["-u", "--unset", "-C", "--chdir", "-S", "--split-string", "-a", "--argv0"], { text: ["-S", "--split-string"] }),
   command: wrapper([], { lookup: ["-v", "-V"] }),
   exec: wrapper(["-a"]),
@@ -346,6 +350,13 @@ export const runners: Readonly<Record<string, string>> = {
   ed: "is an editor that runs commands it reads",
   emacs: "is an editor that runs code it reads",
   firejail: "runs a command in a sandbox whose options Ratchet does not read",
+  open: "asks the desktop to open or run something, which Ratchet does not see",
+  "xdg-open": "asks the desktop to open or run something, which Ratchet does not see",
+  xdotool: "types into another program, which Ratchet does not see",
+  ydotool: "types into another program, which Ratchet does not see",
+  wtype: "types into another program, which Ratchet does not see",
+  gdb: "runs commands inside another program",
+  lldb: "runs commands inside another program",
   bwrap: "runs a command in a sandbox whose options Ratchet does not read",
   alias: "defines an alias, which can make any later word a program",
   hash: "can bind a command name to any program",
@@ -369,9 +380,13 @@ export const isProgramVariable = (name: string): boolean =>
   /^(PATH|BASH_ENV|ENV|ZDOTDIR|IFS|SHELLOPTS|BASHOPTS|PROMPT_COMMAND|LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH|NODE_OPTIONS|PERL5OPT|RUBYOPT|PYTHONSTARTUP|PYTHONINSPECT|GIT_SSH|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_PAGER|PAGER|MANPAGER|GIT_EDITOR|EDITOR|VISUAL|GIT_SEQUENCE_EDITOR|GIT_ASKPASS|SSH_ASKPASS|GIT_CONFIG_PARAMETERS|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|GIT_EXEC_PATH|GIT_TEMPLATE_DIR|LESSOPEN|LESSCLOSE|BROWSER)$/.test(name) ||
   /^(GIT_CONFIG_(KEY|VALUE)_|BASH_FUNC_|npm_config_)/i.test(name)
 
-/** `git -c` keys that never name a program to run. */
-export const isHarmlessGitConfig = (key: string): boolean =>
-  /^(user\.(name|email)|color\..*|core\.(quotepath|autocrlf|filemode|safecrlf|ignorecase)|advice\..*|init\.defaultbranch|(commit|tag)\.gpgsign|gc\.auto|safe\.directory|pull\.rebase|merge\.conflictstyle|diff\.noprefix|log\.showsignature|protocol\.file\.allow)$/i.test(key)
+/** `git -c` settings (`key` or `key=value`) that never name a program to run; a pager may be `cat` or `less`. */
+export const isHarmlessGitConfig = (setting: string): boolean => {
+  const equals = setting.indexOf("=")
+  const key = equals === -1 ? setting : setting.slice(0, equals)
+  if (/^(core\.pager|pager\.[a-z-]+)$/i.test(key)) return equals !== -1 && /^(cat|less|more|false|true|)$/.test(setting.slice(equals + 1))
+  return /^(user\.(name|email)|color\..*|core\.(quotepath|autocrlf|filemode|safecrlf|ignorecase)|advice\..*|init\.defaultbranch|(commit|tag)\.gpgsign|gc\.auto|safe\.directory|pull\.rebase|merge\.conflictstyle|diff\.noprefix|log\.showsignature|protocol\.file\.allow)$/i.test(key)
+}
 
 // ---------------------------------------------------------------------------------------------
 // Writes

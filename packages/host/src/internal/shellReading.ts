@@ -57,6 +57,9 @@ export const joined = (words: ReadonlyArray<Syntax.Word>): string => words.map((
 /** At most this many reasons of each kind are kept: the first decides. */
 const kept = 16
 
+/** What any token naming `ratchet` (`Programs.isRatchetName`) contains. */
+const namesRatchet = /ratchet|apps\/cli\//i
+
 const shown = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, 160)
 
 /** A reading in progress, and what it found. */
@@ -86,7 +89,8 @@ export const makeReading = () => {
     },
     /** Text judged by its words alone: the person-only acts it names, and (with `places`) the places it hands over. */
     mention: (texts: ReadonlyArray<string>, places: boolean, at: (target: string) => string) => {
-      const found = Programs.mentionedAct(texts.flatMap(Programs.nameTokens))
+      // Only a text that names ratchet at all is split into tokens to find the act it names.
+      const found = texts.some((text) => namesRatchet.test(text)) ? Programs.mentionedAct(texts.flatMap(Programs.nameTokens)) : null
       if (found !== null) act(found, texts.join(" "))
       if (!places) return
       for (const text of texts) {

@@ -328,7 +328,7 @@ const maxCommand = 1024 * 1024
 
 /** Rule 3: a command Ratchet cannot read completely. */
 const unreadable = (why: string, context: Context): Decision => {
-  const reason = `${why}, so Ratchet cannot tell what the command runs or writes`
+  const reason = `${why}, so the guard cannot tell what the command runs or writes`
   const task = context.task
   if (task === null && context.ambiguous.length === 0) return { _tag: "Ask", reason: `${reason}. Allow it?` }
   return deny(

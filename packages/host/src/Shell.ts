@@ -193,6 +193,7 @@ export const classify = (command: string): Classification => {
       }
       Commands.run(program, words, start, { reading, walk, simple, line, depth, judging })
     }
+    if (!done && start < words.length) cannotRead(joined(words.slice(start)), "wraps programs in programs deeper than Ratchet reads")
     if (program !== "") reading.programs.push(program)
     const operands = words.slice(start)
     if (program !== "" && program !== "ratchet") {

@@ -228,7 +228,8 @@ describe("Guard.decide: Ratchet's places named in any position", () => {
     "prettier --write .ratchet/tasks/x/spec.md",
     "node x.js \"$RATCHET_HOME/blobs\"",
     "sqlite3 ~/.ratchet/ratchet.db 'DELETE FROM ratchet_events'",
-    "mkdir -p src/nested/.ratchet"
+    "mkdir -p src/nested/.ratchet",
+    "git -C ~/.ratchet init"
   ]
   for (const command of denied) {
     it(`${JSON.stringify(command)} is denied as Ratchet's own`, () => {

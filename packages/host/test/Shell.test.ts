@@ -105,6 +105,7 @@ describe("Shell.classify: person-only acts", () => {
     ["`which ratchet` approve t-1 spec", "approve"],
     ["{ratchet,} approve t-1 spec", "approve"],
     ["ratch?t approve t-1 spec", "approve"],
+    ["ratch[e]t approve t-1 spec", "approve"],
     ["ratchet {approve,} t-1 spec", "approve"],
     ["ratchet $'approve' t-1 spec", "approve"],
     ["$'ratchet' approve t-1 spec", "approve"],
@@ -327,6 +328,9 @@ describe("Shell.classify: commands Ratchet cannot read completely", () => {
     "mkdir -p src/feature && touch src/feature/index.ts",
     "diff <(sort a.txt) <(sort b.txt)",
     "for f in src/*.ts; do wc -l \"$f\"; done",
+    "if [ -f src/a.ts ]; then echo yes; fi",
+    "[[ -n \"$CI\" ]] && npm test",
+    "test -d src || mkdir src",
     "echo \"$HOME\"",
     "ps aux | grep node",
     "which python3",
@@ -505,6 +509,8 @@ describe("Shell.classify: hostile input", () => {
     expect(() => Shell.classify("echo " + "$(".repeat(10_000))).not.toThrow()
     const wrappers = Shell.classify(`${"sh -c 'x ".repeat(1)}${"poetry run sh -c ".repeat(200)}true'`)
     expect(wrappers.opaque.length).toBeGreaterThan(0)
+    expect(Shell.classify(`${"nice ".repeat(100)}npm test`).opaque.join(" ")).toContain("deeper than Ratchet reads")
+    expect(Shell.classify(`${"nice ".repeat(10)}npm test`).opaque).toEqual([])
   })
 
   it("an oversized command (over 1 MiB) is opaque, and what follows the first 64 KiB is still judged by its words", () => {

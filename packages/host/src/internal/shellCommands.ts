@@ -8,7 +8,7 @@
  * @internal
  */
 import * as Programs from "./shellPrograms.js"
-import { joined, type Judging, type Line, maxDepth, type Reading, type Walk } from "./shellReading.js"
+import { joined, type Judging, type Line, maxDepth, type Reading, relativeTo, type Walk } from "./shellReading.js"
 import type * as Syntax from "./shellSyntax.js"
 
 /** Where a program is being read: what the reading found so far, the walk to call back, the command, its line and depth. */
@@ -37,40 +37,38 @@ const shell = (program: string, words: ReadonlyArray<Syntax.Word>, start: number
   const { consumed } = judging
   const all = joined(words.slice(start))
   const stdin = simple.piped || simple.readsFile
-  {
-    const { options, index } = Programs.readOptions(words, start + 1, Programs.shellValued, true)
-    if (options.some((option) => option.name === "--rcfile" || option.name === "--init-file" || option.name === "--init-command")) {
-      reading.cannotRead(all, "runs a start-up file or command Ratchet does not read")
+  const { options, index } = Programs.readOptions(words, start + 1, Programs.shellValued, true)
+  if (options.some((option) => option.name === "--rcfile" || option.name === "--init-file" || option.name === "--init-command")) {
+    reading.cannotRead(all, "runs a start-up file or command Ratchet does not read")
+  }
+  for (const option of options) if (option.value !== null) consumed.add(option.value)
+  const operand = words[index]
+  if (operand !== undefined && Programs.isStandardInput(operand.text) && operand.text !== "-" && !options.some((option) => option.name === "-c")) {
+    reading.cannotRead(all, "runs shell commands it reads from standard input, which Ratchet does not see")
+    return
+  }
+  if (options.some((option) => option.name === "-c")) {
+    if (operand !== undefined) {
+      consumed.add(operand)
+      walk.runText(operand, program, depth)
     }
-    for (const option of options) if (option.value !== null) consumed.add(option.value)
-    const operand = words[index]
-    if (operand !== undefined && Programs.isStandardInput(operand.text) && operand.text !== "-" && !options.some((option) => option.name === "-c")) {
-      reading.cannotRead(all, "runs shell commands it reads from standard input, which Ratchet does not see")
-      return
+    return
+  }
+  if (operand !== undefined && operand.text !== "-" && !options.some((option) => option.name === "-s" || option.name === "-i")) {
+    if (Programs.isDynamic(operand)) reading.cannotRead(all, "runs a shell script from a computed file, which Ratchet cannot see")
+    else if (reading.wrote(operand, line)) reading.cannotRead(all, "runs a script this command line writes, which Ratchet does not read")
+    return
+  }
+  if (simple.inputs.length > 0 && !stdin) {
+    for (const input of simple.inputs) {
+      judging.inputs.add(input)
+      if (input.literal) walk.follow(input.text, depth)
+      else reading.cannotRead(all, "reads its commands from a here-document that expands when it runs, which Ratchet cannot see")
     }
-    if (options.some((option) => option.name === "-c")) {
-      if (operand !== undefined) {
-        consumed.add(operand)
-        walk.runText(operand, program, depth)
-      }
-      return
-    }
-    if (operand !== undefined && operand.text !== "-" && !options.some((option) => option.name === "-s" || option.name === "-i")) {
-      if (Programs.isDynamic(operand)) reading.cannotRead(all, "runs a shell script from a computed file, which Ratchet cannot see")
-      else if (reading.wrote(operand, line)) reading.cannotRead(all, "runs a script this command line writes, which Ratchet does not read")
-      return
-    }
-    if (simple.inputs.length > 0 && !stdin) {
-      for (const input of simple.inputs) {
-        judging.inputs.add(input)
-        if (input.literal) walk.follow(input.text, depth)
-        else reading.cannotRead(all, "reads its commands from a here-document that expands when it runs, which Ratchet cannot see")
-      }
-      return
-    }
-    if (stdin || simple.inputs.length > 0 || options.length === 0 || !options.every((option) => informational.has(option.name))) {
-      reading.cannotRead(all, "runs shell commands it reads from standard input, which Ratchet does not see")
-    }
+    return
+  }
+  if (stdin || simple.inputs.length > 0 || options.length === 0 || !options.every((option) => informational.has(option.name))) {
+    reading.cannotRead(all, "runs shell commands it reads from standard input, which Ratchet does not see")
   }
 }
 
@@ -84,34 +82,32 @@ const interpreted = (program: string, interpreter: Programs.Interpreter, words: 
   const all = joined(words.slice(start))
   const args = words.slice(start + 1)
   const stdin = simple.piped || simple.readsFile
-  {
-    if (program === "deno") {
-      const sub = args.find((word) => !word.text.startsWith("-"))
-      if (sub === undefined || sub.text === "eval" || sub.text === "repl") reading.cannotRead(all, "runs code given as text or read from standard input, which Ratchet does not read")
-      return
-    }
-    const { options, index } = Programs.readOptions(words, start + 1, interpreter.valued)
-    // `node --import data:text/javascript,…` is code given as text too.
-    const code = options.find((option) => interpreter.code.has(option.name) || (option.value !== null && /^data:/i.test(option.value.text)))
-    if (code !== undefined) {
-      reading.cannotRead(all, `runs code given as text (${program} ${code.name}), which Ratchet does not read`)
-      return
-    }
-    if (options.some((option) => interpreter.module.has(option.name))) return
-    const operand = words[index]
-    if (operand !== undefined && !Programs.isStandardInput(operand.text)) {
-      if (Programs.isRatchetName(operand.text)) {
-        const found = Programs.actOf(words.slice(index + 1))
-        if (found !== null) reading.act(found, all)
-        for (const word of words.slice(start)) consumed.add(word)
-        reading.programs.push("ratchet")
-      } else if (Programs.isDynamic(operand)) reading.cannotRead(all, "runs a script from a computed file, which Ratchet cannot see")
-      else if (reading.wrote(operand, line)) reading.cannotRead(all, "runs a script this command line writes, which Ratchet does not read")
-      return
-    }
-    if (stdin || simple.inputs.length > 0 || operand !== undefined || !options.some((option) => informational.has(option.name))) {
-      reading.cannotRead(all, "runs code it reads from standard input, which Ratchet does not read")
-    }
+  if (program === "deno") {
+    const sub = args.find((word) => !word.text.startsWith("-"))
+    if (sub === undefined || sub.text === "eval" || sub.text === "repl") reading.cannotRead(all, "runs code given as text or read from standard input, which Ratchet does not read")
+    return
+  }
+  const { options, index } = Programs.readOptions(words, start + 1, interpreter.valued)
+  // `node --import data:text/javascript,…` is code given as text too.
+  const code = options.find((option) => interpreter.code.has(option.name) || (option.value !== null && /^data:/i.test(option.value.text)))
+  if (code !== undefined) {
+    reading.cannotRead(all, `runs code given as text (${program} ${code.name}), which Ratchet does not read`)
+    return
+  }
+  if (options.some((option) => interpreter.module.has(option.name))) return
+  const operand = words[index]
+  if (operand !== undefined && !Programs.isStandardInput(operand.text)) {
+    if (Programs.isRatchetName(operand.text)) {
+      const found = Programs.actOf(words.slice(index + 1))
+      if (found !== null) reading.act(found, all)
+      for (const word of words.slice(start)) consumed.add(word)
+      reading.programs.push("ratchet")
+    } else if (Programs.isDynamic(operand)) reading.cannotRead(all, "runs a script from a computed file, which Ratchet cannot see")
+    else if (reading.wrote(operand, line)) reading.cannotRead(all, "runs a script this command line writes, which Ratchet does not read")
+    return
+  }
+  if (stdin || simple.inputs.length > 0 || operand !== undefined || !options.some((option) => informational.has(option.name))) {
+    reading.cannotRead(all, "runs code it reads from standard input, which Ratchet does not read")
   }
 }
 
@@ -301,6 +297,8 @@ const git = (words: ReadonlyArray<Syntax.Word>, start: number, site: Site): void
       reading.cannotRead(all, "sets git configuration that can name a program to run, which Ratchet does not read")
     }
     if (option.name === "--exec-path" || option.name === "--config-env") reading.cannotRead(all, "chooses the programs git runs")
+    // `git -C dir …` acts in dir: the place it is handed, like any program's operand.
+    if (["-C", "--git-dir", "--work-tree"].includes(option.name) && option.value !== null) reading.mention([option.value.text], true, relativeTo(line))
   }
   const sub = words[index]?.text
   const args = words.slice(index + 1)

@@ -11,7 +11,7 @@
  * read as command lines of their own; the word they stand in is marked computed.
  *
  * A word also says whether the shell would change it before running it: computed (an expansion
- * left: `$x`, `$(…)`), globbed (an unquoted `*`, `?` or `[`) or braced (`{a,b}`, `{1..3}`). Such a
+ * left: `$x`, `$(…)`), globbed (an unquoted `*`, `?` or `[…]`) or braced (`{a,b}`, `{1..3}`). Such a
  * word in a program's place names a program the text does not.
  *
  * Linear in the length of the text, apart from substitution bodies, which are scanned once more
@@ -27,7 +27,7 @@ export interface Word {
   readonly computed: boolean
   /** Any part was quoted or escaped (so `>` inside it is not an operator). */
   readonly quoted: boolean
-  /** An unquoted `*`, `?` or `[`: the shell may replace it by file names. */
+  /** An unquoted `*`, `?` or `[…]`: the shell may replace it by file names. */
   readonly globbed: boolean
   /** An unquoted brace expansion (`{a,b}`, `{1..3}`): the shell makes several words of it. */
   readonly braced: boolean
@@ -70,8 +70,7 @@ interface MutableWord {
   text: string
   computed: boolean
   quoted: boolean
-  globbed: boolean
-  /** The unquoted characters, to find brace expansions. */
+  /** The unquoted characters, to find globs and brace expansions. */
   bare: string
 }
 
@@ -294,7 +293,7 @@ const lex = (text: string): { readonly tokens: ReadonlyArray<Token>; readonly ne
   const nested: Array<string> = []
   const inputs: Array<MutableInput> = []
   let word: MutableWord | null = null
-  const start = (): MutableWord => (word ??= { text: "", computed: false, quoted: false, globbed: false, bare: "" })
+  const start = (): MutableWord => (word ??= { text: "", computed: false, quoted: false, bare: "" })
   const finish = () => {
     if (word !== null) tokens.push({ _tag: "Word", word })
     word = null
@@ -467,7 +466,6 @@ const lex = (text: string): { readonly tokens: ReadonlyArray<Token>; readonly ne
     const w = start()
     w.text += char
     w.bare += char
-    if (char === "*" || char === "?" || char === "[") w.globbed = true
     i++
   }
   finish()
@@ -491,7 +489,8 @@ const frozen = (word: MutableWord): Word => {
     text: word.text,
     computed: word.computed,
     quoted: word.quoted,
-    globbed: word.globbed,
+    // `[` alone (the test command) is no pattern; `[…]` is.
+    globbed: /[*?]|\[[^\]]*\]/.test(word.bare),
     braced: braceExpansion.test(word.bare),
     assigns: assignment !== null && word.text.startsWith(assignment[0]) ? assignment[1]! : null
   }

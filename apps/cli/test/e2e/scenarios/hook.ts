@@ -327,9 +327,11 @@ export const hookScenarios = (engine: Engine): void => {
       // nothing was approved, verified or rewound: the task runs on, on the same digests
       const after = await status(world, planned)
       expect([after.state, after.digests]).toEqual(["RUNNING", running.digests])
-      // (the session attended the step as its worker: its lease, and its turn's rejected calls)
+      // (the session attended the step as its worker: its lease — taken back if it lapsed between
+      // calls on a slow machine — and its turn's rejected calls; no intent, approval or verdict)
       const written = new Set((await events(world, planned)).slice(mark).map((record) => record.type))
-      expect([...written].sort()).toEqual(["LeaseAcquired", "TurnRecorded"])
+      expect(written).toContain("TurnRecorded")
+      for (const type of written) expect(["LeaseAcquired", "LeaseTakenOver", "TurnRecorded"], type).toContain(type)
     })
 
     it("leaves calls their session never ended to recovery: the step is Indeterminate, the task blocks, one decision settles them", async () => {

@@ -968,15 +968,15 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet hook <host>",
     summary: "Answer one hook call of an agent host (Claude Code, Codex) in the host's own protocol",
     description: [
-      "Reads one hook payload on standard input and answers it the way the host expects (the host runs this; you rarely do). A tool call is judged by the guard against the task in progress in the payload's working directory: approvals (ratchet approve, reopen, unblock --resolve) are denied in every state; Ratchet's runtime store and .ratchet/ are never written by a tool; file writes (and shell commands that write) are denied unless the task is RUNNING, no other owner holds its lease and every path is inside the spec's allowedScope and outside its forbiddenScope; destructive commands (rm -rf, git reset --hard, git push --force) are asked about. A stop is blocked once while required criteria are unverified. Every other event passes.",
-      "The task is RATCHET_TASK when set, else the project's only task that has not ended, else the only one with a run in progress; with several, writes are denied until RATCHET_TASK names one. Outside a Ratchet project only approvals and writes to the store are denied.",
+      "Reads one hook payload on standard input and answers it the way the host expects (the host runs this; you rarely do). A tool call is judged by the guard against the task in progress in the project the session was started in: the one at or above the host's project directory (Claude Code's CLAUDE_PROJECT_DIR) or, without it, this command's working directory, never the payload's cwd; a call whose cwd is outside that project, or has control characters, is denied. The acts only a person may do (ratchet approve, approver, reopen, unblock, rewind, verify, lessons pin|reject|supersede, hooks) are denied in every state, however they are launched and wherever the command names them; Ratchet's runtime store and .ratchet/ are never written, or handed to a program, by a tool; a command Ratchet cannot read completely (code given to an interpreter, a shell reading a pipe, a computed program name, more than 64 KiB) is denied while a task is in progress and asked about otherwise; file writes (and shell commands that write) are denied unless the task is RUNNING, no other owner holds its lease and every path is inside the spec's allowedScope and outside its forbiddenScope; destructive commands (rm -rf, git reset --hard, git push --force) are asked about. A stop is blocked once while required criteria are unverified. Every other event passes.",
+      "The task is RATCHET_TASK when set, else the project's only task that has not ended, else the only one with a run in progress; with several, writes are denied until RATCHET_TASK names one. Outside a Ratchet project only person-only acts and writes to the store are denied, and commands Ratchet cannot read are asked about.",
       "When the payload cannot be read or Ratchet cannot decide, a tool call is blocked (exit 2, the reason on standard error) and any other event goes on with a one-line warning. While a manual step awaits its worker, the session is that worker: it takes the task's writer lease (another session observes, its writes denied), each file-changing call it is allowed is recorded as an intent of the step's attempt before it runs and resolved when it ends, what its events tell of its turn (a prompt, a call used, failed or denied, a stop) is recorded in the attempt when it changes a flag, and SessionEnd releases the lease (docs/guides/claude-code.md). Nothing else is written, and nothing when the payload does not decode. --json changes nothing: the answer is always the host's protocol. Hosts: claude-code, codex (Codex cannot ask, so an ask is a denial saying what the user would have been asked)."
     ].join(" "),
     positionals: [{ name: "host", description: "The host whose payload this is: claude-code or codex", required: true }],
     options: {},
     examples: ["ratchet hook claude-code", "ratchet hook codex"],
     needs: "standalone",
-    run: (parsed) =>
+    run: (parsed, env) =>
       Effect.gen(function*() {
         const host = str(parsed, "host")
         const adapter = adapters[host]
@@ -984,7 +984,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
           return yield* new ControllerError.InvalidRequest({ field: "host", reason: `${JSON.stringify(host.slice(0, 40))} is not a host Ratchet has an adapter for.`, fix: `Use one of: ${Object.keys(adapters).join(", ")}.` })
         }
         const raw = yield* Effect.promise(() => Hook.readStdin(HostAdapter.maxPayloadBytes).catch(() => ""))
-        const reply = yield* Hook.answer(adapter, raw)
+        const reply = yield* Hook.answer(adapter, raw, { directory: env.cwd, environment: process.env })
         if (reply.stdout !== "") process.stdout.write(reply.stdout)
         if (reply.stderr !== "") process.stderr.write(reply.stderr)
         return { exit: reply.exitCode, json: null, text: null } satisfies Outcome

@@ -5,6 +5,11 @@
  * the workspace's task (read through the controller's `HostView`), a stop by whether required
  * criteria are still unverified; every other event passes.
  *
+ * The project is looked for where the host started the session (`ProjectRoot`): the host's project
+ * variable (Claude Code's `CLAUDE_PROJECT_DIR`) or this process's working directory — never the
+ * payload's `cwd`, which the agent moves. The payload's `cwd` only resolves a call's relative
+ * paths, and the guard denies a call whose `cwd` is outside the project root or unprintable.
+ *
  * While a manual step awaits its worker, the session is that worker (`HostSession`): it takes the
  * task's lease, opens an intent for each side-effecting call it is allowed before the call runs,
  * resolves it when the call ends, records what its events tell of its turn in the step's attempt
@@ -22,6 +27,7 @@ import * as Workspace from "@ratchet/controller/Workspace"
 import * as Guard from "@ratchet/host/Guard"
 import type * as HostAdapter from "@ratchet/host/HostAdapter"
 import type * as HostEvent from "@ratchet/host/HostEvent"
+import * as ProjectRoot from "@ratchet/host/ProjectRoot"
 import * as ToolIntent from "@ratchet/host/ToolIntent"
 import * as TurnReport from "@ratchet/host/TurnReport"
 import type * as Event from "@ratchet/kernel/Event"
@@ -32,14 +38,22 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Store from "./Store.js"
 
-/** The workspace of a session's directory: its root and, in a Ratchet project, the project. */
-const locate = (cwd: string) =>
+/** The Ratchet project at or above `directory`, or null. */
+const projectAt = (directory: string) =>
+  Workspace.make.locate(directory).pipe(
+    Effect.map((project): Workspace.Located | null => project),
+    Effect.catchTag("@ratchet/controller/ProjectNotInitialised", () => Effect.succeed(null))
+  )
+
+/**
+ * The project a call belongs to: the one the session was started in (at or above `start`); when
+ * `start` is in none, the one the host's reported `cwd` is in, if that lies below `start`. Outside
+ * any project the root is `start` itself.
+ */
+const locate = (start: string, reported: string) =>
   Effect.gen(function*() {
-    const located = yield* Workspace.make.locate(cwd).pipe(
-      Effect.map((project): Workspace.Located | null => project),
-      Effect.catchTag("@ratchet/controller/ProjectNotInitialised", () => Effect.succeed(null))
-    )
-    if (located === null) return { root: cwd, located: null }
+    const located = (yield* projectAt(start)) ?? (ProjectRoot.below(start, reported) ? yield* projectAt(path.resolve(reported)) : null)
+    if (located === null) return { root: start, located: null }
     const problem = Store.checkEnvironment("hook")
     if (problem !== null) return yield* Effect.fail(problem)
     return { root: located.root, located }
@@ -75,7 +89,8 @@ const guardContext = (
     : null
   return {
     root,
-    cwd: path.resolve(session.cwd),
+    // As the host reports it: the guard judges whether it may resolve anything.
+    cwd: session.cwd,
     storeDirectory: path.resolve(Store.home()),
     home: os.homedir(),
     temporary: temporary(),
@@ -221,31 +236,36 @@ const ended = (event: HostEvent.HostEvent & { readonly _tag: "ToolCallCompleted"
     )
   })
 
-/** Runs `use` with the project's services, when the session's directory is in a Ratchet project. */
-const inProject = <A, E, R>(session: HostEvent.Session, orElse: A, use: (root: string) => Effect.Effect<A, E, R>) =>
-  Effect.flatMap(locate(path.resolve(session.cwd)), ({ located, root }) =>
-    located === null ? Effect.succeed(orElse) : use(root).pipe(Effect.provide(Store.session(located))))
+/**
+ * Runs `use` with the project's services when the call belongs to a Ratchet project (from `start`,
+ * see `locate`), else `outside` with the root the guard judges by.
+ */
+const inProject = <A, E, R>(start: string, session: HostEvent.Session, outside: (root: string) => A, use: (root: string) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(locate(start, session.cwd), ({ located, root }) =>
+    located === null ? Effect.succeed(outside(root)) : use(root).pipe(Effect.provide(Store.session(located))))
 
 const allow: Guard.Decision = { _tag: "Allow" }
 
 /** The guard's decision about `event` (events it does not judge are allowed), with what the session writes. */
-const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent) =>
+const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent, start: string) =>
   Effect.gen(function*() {
+    const always = () => allow
     switch (event._tag) {
       case "ToolCallRequested":
         return yield* inProject(
+          start,
           event.session,
-          forHost(adapter, Guard.decide(event.call, guardContext(event.session, path.resolve(event.session.cwd), { _tag: "None" }))),
+          (root) => forHost(adapter, Guard.decide(event.call, guardContext(event.session, root, { _tag: "None" }))),
           (root) => requested(adapter, event, root)
         )
       case "ToolCallCompleted":
       case "ToolCallFailed":
-        return yield* inProject(event.session, allow, () => Effect.as(ended(event), allow))
+        return yield* inProject(start, event.session, always, () => Effect.as(ended(event), allow))
       case "StopRequested": {
         // A subagent's stop ends its part, not the session's work: only the main agent is held,
         // and only its stop tells of the turn.
         if (event.subagent) return Guard.stop(null, true)
-        return yield* inProject(event.session, allow, () =>
+        return yield* inProject(start, event.session, always, () =>
           Effect.gen(function*() {
             const selection = yield* HostView.select(preferredTask())
             const task = selection._tag === "One" ? selection.task : null
@@ -257,7 +277,7 @@ const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent) =>
       case "TurnStarted":
       case "FirstChunk":
       case "StreamReadCompleted":
-        return yield* inProject(event.session, allow, () =>
+        return yield* inProject(start, event.session, always, () =>
           Effect.gen(function*() {
             const selection = yield* HostView.select(preferredTask())
             const task = selection._tag === "One" ? selection.task : null
@@ -267,7 +287,7 @@ const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent) =>
       case "SessionStarted":
       case "PromptSubmitted":
         // The session becomes the worker of a manual step awaiting one, and keeps its lease alive.
-        return yield* inProject(event.session, allow, () =>
+        return yield* inProject(start, event.session, always, () =>
           Effect.gen(function*() {
             const selection = yield* HostView.select(preferredTask())
             if (selection._tag === "One" && (selection.task.awaiting !== null || ownsLease(selection.task, event.session))) {
@@ -279,7 +299,7 @@ const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent) =>
           }))
       case "SessionEnded":
         // Its lease is released; intents it left open stay for recovery (Indeterminate unless resolved).
-        return yield* inProject(event.session, allow, () =>
+        return yield* inProject(start, event.session, always, () =>
           Effect.gen(function*() {
             const selection = yield* HostView.select(preferredTask())
             if (selection._tag === "One") yield* HostSession.leave(selection.task, event.session)
@@ -297,14 +317,25 @@ const messageOf = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" ? error.message : String(error)
 
 /**
+ * Where the hook runs: its working directory (as the host started it, or `-C`) and its environment
+ * (where the host's project variable is read).
+ */
+export interface Where {
+  readonly directory: string
+  readonly environment: Readonly<Record<string, string | undefined>>
+}
+
+/**
  * The answer to one raw payload. Never fails: every failure is the adapter's failure answer.
  */
-export const answer = (adapter: HostAdapter.HostAdapter, raw: string): Effect.Effect<HostAdapter.Reply> =>
+export const answer = (adapter: HostAdapter.HostAdapter, raw: string, where: Where): Effect.Effect<HostAdapter.Reply> =>
   adapter.decode(raw).pipe(
     Effect.matchEffect({
       onFailure: (error) => Effect.succeed(adapter.failure(error.event, error.message)),
-      onSuccess: (event) =>
-        judge(adapter, event).pipe(
+      onSuccess: (event) => {
+        const start = ProjectRoot.start({ variable: adapter.projectVariable, environment: where.environment, directory: where.directory })
+        if (start._tag === "Invalid") return Effect.succeed(adapter.failure(nameOf(event), start.reason))
+        return judge(adapter, event, start.directory).pipe(
           Effect.map((decision) => adapter.reply(event, decision)),
           Effect.catchAllCause((cause) => {
             const failure = Cause.failureOption(cause)
@@ -312,6 +343,7 @@ export const answer = (adapter: HostAdapter.HostAdapter, raw: string): Effect.Ef
             return Effect.succeed(adapter.failure(nameOf(event), problem))
           })
         )
+      }
     })
   )
 

@@ -13,6 +13,9 @@
  *   next instruction; `stop_hook_active` makes it a single block, never a loop.
  * - Everything else: exit 0, nothing printed.
  *
+ * The project is looked for in `CLAUDE_PROJECT_DIR` (the project root where the session started),
+ * never in the payload's `cwd`, which follows Claude's `cd` (see `ProjectRoot`).
+ *
  * Failing: a payload that cannot be read, or a decision Ratchet cannot make, blocks a tool call
  * (PreToolUse: exit 2 with the reason on standard error, which Claude Code treats as a denial;
  * PermissionRequest, which ignores exit 2: its deny decision) and, for any other event, goes on
@@ -34,6 +37,15 @@ import * as Effect from "effect/Effect"
  * @category constants
  */
 export const name = "claude-code"
+
+/**
+ * Where Claude Code tells its hooks the project root where the session started; it stays put when
+ * Claude changes directory or enters a worktree (the hooks reference, "Reference scripts by path").
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const projectVariable = "CLAUDE_PROJECT_DIR"
 
 /** The events on which a failure must block: the host is about to run a tool. */
 const toolGates = new Set(["PreToolUse", "PermissionRequest"])
@@ -129,4 +141,4 @@ export const failure = (event: string | null, problem: string): HostAdapter.Repl
  * @since 0.1.0
  * @category adapters
  */
-export const adapter: HostAdapter.HostAdapter = { name, canAsk: true, decode, reply, failure }
+export const adapter: HostAdapter.HostAdapter = { name, canAsk: true, projectVariable, decode, reply, failure }

@@ -15,6 +15,10 @@
  *   patch's `*** Add File:`, `*** Update File:`, `*** Delete File:` and `*** Move to:` lines. A
  *   patch naming none is refused rather than allowed unseen.
  *
+ * - Codex documents no variable naming the project: it starts its hooks in the session's working
+ *   directory, so that directory (the hook's own) is where the project is looked for; the payload's
+ *   `cwd` only resolves a call's relative paths (see `ProjectRoot`).
+ *
  * Failing: a tool call is blocked (exit 2 with the reason on standard error, which Codex takes as
  * the denial); any other event exits 1 with one line on standard error, which Codex reports as a
  * failed hook and goes on (fail open). A hook that times out fails open in Codex.

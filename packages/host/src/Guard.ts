@@ -1,22 +1,33 @@
 /**
  * The guard every adapter shares: given the task's state, its scope and who holds its lease, may
- * this tool call go ahead? Pure: the caller reads the task and the lease, the guard only judges.
+ * this tool call go ahead? Pure: the caller reads the task, the lease and where the session was
+ * started; the guard only judges.
  *
  * The policy, in order (the first rule that speaks decides):
- * 1. A call that would approve on the user's behalf (`ratchet approve`, `ratchet reopen`,
- *    `ratchet unblock --resolve`, however launched) is denied, whatever the state: approvals need
- *    a person at an interactive terminal.
- * 2. A call that would write Ratchet's runtime store (`$RATCHET_HOME`) or the project's
- *    `.ratchet/` directly is denied: Ratchet writes those, through its commands.
- * 3. A call that writes (a file-writing tool, or a shell command that writes) is denied unless the
+ * 0. The call must be judged where it runs: a working directory the host reports with control
+ *    characters, not absolute, or outside the project root (which the caller takes from the hook's
+ *    own process and the host's project variable, never from the payload), and any path with
+ *    control characters, are denied.
+ * 1. A person-only act (`ratchet approve`, `approver …`, `reopen`, `unblock`, `rewind`, `verify`,
+ *    `lessons pin|reject|supersede`, `hooks …`), however launched and wherever the command names
+ *    it (an argument, a string given to an interpreter, a here-document), is denied whatever the
+ *    state: a person does those in their own terminal.
+ * 2. A call that would write Ratchet's runtime store (`$RATCHET_HOME`) or a `.ratchet/` directory,
+ *    or a command that hands either to a program that may act on it, is denied: Ratchet writes
+ *    those, through its commands.
+ * 3. A command Ratchet cannot read completely (it runs programs from text the guard cannot see:
+ *    `python3 -c`, `base64 -d | sh`, a computed program name, more than 64 KiB, …) fails closed: it
+ *    may write anything and do a person-only act, so it is denied while a task is in progress in
+ *    the workspace (whatever its state), and asked about where there is none.
+ * 4. A call that writes (a file-writing tool, or a shell command that writes) is denied unless the
  *    task is RUNNING, no other owner holds its writer lease, and every path it names is inside the
  *    workspace, inside `allowedScope` (when the spec gives one) and outside `forbiddenScope`. Paths
  *    in the system's temporary directories are not the project's and are left alone. With no task
  *    in progress in the workspace there is no contract to hold the call to, and it is allowed;
  *    with several and none named, which contract applies is unknown, and it is denied.
- * 4. A destructive command (`rm -rf`, `git reset --hard`, `git push --force`, …) is asked about,
+ * 5. A destructive command (`rm -rf`, `git reset --hard`, `git push --force`, …) is asked about,
  *    where the host can ask; an adapter whose host cannot ask turns the ask into a denial.
- * 5. Everything else is allowed.
+ * 6. Everything else is allowed.
  *
  * Every denial says why and what the user can do.
  *
@@ -26,6 +37,7 @@ import type * as Event from "@ratchet/kernel/Event"
 import * as Scope from "@ratchet/controller/Scope"
 import * as path from "node:path"
 import type * as HostEvent from "./HostEvent.js"
+import * as ProjectRoot from "./ProjectRoot.js"
 import * as Shell from "./Shell.js"
 
 /**
@@ -50,9 +62,17 @@ export interface Task {
  * @category models
  */
 export interface Context {
-  /** The workspace (repository) root, absolute. */
+  /**
+   * The project root, absolute: the Ratchet project the session was started in (or, outside one,
+   * the directory it was started in). The caller takes it from the hook's own process and the
+   * host's project variable, never from the payload.
+   */
   readonly root: string
-  /** The directory relative paths of the call are resolved from (the host's cwd), absolute. */
+  /**
+   * The working directory the host reports for the call (the payload's `cwd`), as reported. Relative
+   * paths are resolved from it only when it is absolute, free of control characters and inside
+   * `root`; otherwise the call is denied.
+   */
   readonly cwd: string
   /** Ratchet's runtime store directory (`$RATCHET_HOME`), absolute. */
   readonly storeDirectory: string
@@ -101,6 +121,40 @@ const inside = (parent: string, child: string): boolean => {
   return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative))
 }
 
+const { hasControlCharacters } = ProjectRoot
+
+const printable = (text: string): string => JSON.stringify(text.slice(0, 120))
+
+/** Rule 0: the call's working directory, judged against the project root. */
+const misplaced = (context: Context): Decision | null => {
+  const cwd = context.cwd
+  if (hasControlCharacters(cwd)) {
+    return deny(
+      `the host reports a working directory with control characters (${printable(cwd)}), so Ratchet cannot tell where this call runs.`,
+      `Run the agent from the project (${context.root}); a host that sends such a directory is misconfigured or broken.`
+    )
+  }
+  if (!path.isAbsolute(cwd)) {
+    return deny(`the host reports a working directory that is not absolute (${printable(cwd)}), so Ratchet cannot tell where this call runs.`, `Run the agent from the project (${context.root}).`)
+  }
+  if (!inside(context.root, path.resolve(cwd))) {
+    return deny(
+      `the host reports the working directory ${cwd}, outside the project ${context.root} this session was started in; Ratchet judges a call only where it can hold it to the project's rules.`,
+      `Work from inside ${context.root} (cd back into it), or start the agent in the project you mean to work on.`
+    )
+  }
+  return null
+}
+
+/** A call naming a path with control characters: denied, whatever it does. */
+const unprintable = (tool: string, paths: ReadonlyArray<string>): Decision | null => {
+  const bad = paths.find(hasControlCharacters)
+  return bad === undefined ? null : deny(
+    `${tool} names a path with control characters (${printable(bad)}), which Ratchet does not judge.`,
+    "Name the file by a path without control characters."
+  )
+}
+
 /** The variables a path may name that the guard can resolve. */
 const variables = (context: Context): Readonly<Record<string, string>> => ({ HOME: context.home, RATCHET_HOME: context.storeDirectory, PWD: context.cwd })
 
@@ -133,7 +187,8 @@ const where = (word: string, context: Context): Where => {
     return context.temporary.some((directory) => inside(directory, file)) ? { _tag: "Temporary" } : { _tag: "Outside", shown: word }
   }
   const relative = path.relative(context.root, file).split(path.sep).join("/")
-  if (Scope.isRatchetPath(relative)) return { _tag: "Store", shown: word }
+  // Any `.ratchet` directory is Ratchet's: a nested one would be another project's marker.
+  if (Scope.isRatchetPath(relative) || relative.split("/").includes(".ratchet")) return { _tag: "Store", shown: word }
   return { _tag: "Workspace", relative: relative === "" ? "." : relative }
 }
 
@@ -157,7 +212,7 @@ const notRunning = (task: Task): Decision => {
       case "PLAN_APPROVED":
         return ["the plan is approved but the run has not started.", `Start it: ratchet run ${id}.`]
       case "VERIFYING":
-        return ["the run is finished and being verified; a change now would make the evidence stale.", `Let verification decide (ratchet verify ${id}); a failing criterion sends the work back to RUNNING.`]
+        return ["the run is finished and being verified; a change now would make the evidence stale.", `Let verification decide (a person runs ratchet verify ${id} in their terminal); a failing criterion sends the work back to RUNNING.`]
       case "PAUSED":
         return ["the task is paused.", `Ask the user to resume it: ratchet resume ${id}.`]
       case "BLOCKED":
@@ -188,16 +243,24 @@ const outOfScope = (task: Task, relative: string, shown: string): Decision | nul
   return null
 }
 
-/** The write rules (2 and 3) for the paths a call writes; `unknown` when it writes elsewhere too. */
-const writes = (tool: string, paths: ReadonlyArray<string>, unknown: boolean, context: Context): Decision => {
-  const places = paths.map((word) => where(word, context))
-  const store = places.find((place) => place._tag === "Store")
-  if (store !== undefined && store._tag === "Store") {
+/** Rule 2 for the paths a call writes: none is Ratchet's own. */
+const storeWrite = (tool: string, paths: ReadonlyArray<string>, context: Context): Decision | null => {
+  for (const word of paths) {
+    const place = where(word, context)
+    if (place._tag !== "Store") continue
     return deny(
-      `${tool} would write ${store.shown}, which is Ratchet's own (the runtime store or .ratchet/); only Ratchet writes there.`,
+      `${tool} would write ${place.shown}, which is Ratchet's own (the runtime store or .ratchet/); only Ratchet writes there.`,
       `Use the ratchet commands instead (ratchet status, ratchet log, …); the projections in .ratchet/ are rewritten from the store.`
     )
   }
+  return null
+}
+
+/** The write rules (2 and 4) for the paths a call writes; `unknown` when it writes elsewhere too. */
+const writes = (tool: string, paths: ReadonlyArray<string>, unknown: boolean, context: Context): Decision => {
+  const own = storeWrite(tool, paths, context)
+  if (own !== null) return own
+  const places = paths.map((word) => where(word, context))
   const task = context.task
   const project = places.filter((place) => place._tag !== "Temporary")
   if (project.length === 0 && !unknown) return allow
@@ -228,6 +291,54 @@ const writes = (tool: string, paths: ReadonlyArray<string>, unknown: boolean, co
   return allow
 }
 
+/** What each person-only act is, for the denial. */
+const acts: Readonly<Record<Shell.Act, string>> = {
+  approve: "approves a brief, spec or plan on the user's behalf",
+  approver: "manages the keys approvals are signed with",
+  reopen: "reopens a task's approved contract",
+  unblock: "decides how a blocked task goes on",
+  rewind: "chooses which history a task continues from",
+  verify: "records the verdicts that decide whether the work is done",
+  lessons: "decides which lessons are kept",
+  hooks: "changes the hooks that guard the agent",
+  unknown: "runs ratchet with a subcommand the text does not say, which may be any act only a person may do"
+}
+
+/** Rule 1: a person-only act. */
+const personOnly = (found: Shell.PersonOnly): Decision =>
+  deny(
+    `\`${found.text}\` is for a person: ${found.act === "unknown" ? "it" : `ratchet ${found.act}`} ${acts[found.act]}. An agent may not run it, however it is launched or wherever the command names it.`,
+    "Ask the user to run it themselves, in their own terminal."
+  )
+
+/**
+ * Whether a token a command hands to a program names Ratchet's store or a `.ratchet` directory. A
+ * path into the store names the store's own directory (or a variable): only such tokens are
+ * resolved.
+ */
+const ratchetPlace = (token: string, context: Context, storeName: string): boolean => {
+  if (/\$\{?RATCHET_HOME\b/.test(token) || /(^|\/)\.ratchet(\/|$)/.test(token) || /(^|\/)ratchet\.db/.test(token)) return true
+  if (!token.includes(storeName) && !token.includes("$")) return false
+  const file = absolute(token, context)
+  return file !== null && inside(context.storeDirectory, file)
+}
+
+/** The longest command Ratchet judges; a longer one is denied unread (it would take too long to read). */
+const maxCommand = 1024 * 1024
+
+/** Rule 3: a command Ratchet cannot read completely. */
+const unreadable = (why: string, context: Context): Decision => {
+  const reason = `${why}, so the guard cannot tell what the command runs or writes`
+  const task = context.task
+  if (task === null && context.ambiguous.length === 0) return { _tag: "Ask", reason: `${reason}. Allow it?` }
+  return deny(
+    task !== null
+      ? `${reason}; task ${task.taskId} is ${task.state}, and a command Ratchet cannot read is never run under a task's contract.`
+      : `${reason}; tasks are in progress in this workspace (${context.ambiguous.join(", ")}), and a command Ratchet cannot read is never run under their contracts.`,
+    "Run what it runs as plain commands Ratchet can read (write a script into a file inside the scope and run it with its interpreter, or use the edit tools), or ask the user to run it in their own terminal."
+  )
+}
+
 /**
  * Judges one tool call.
  *
@@ -235,28 +346,40 @@ const writes = (tool: string, paths: ReadonlyArray<string>, unknown: boolean, co
  * @category constructors
  */
 export const decide = (call: HostEvent.ToolCall, context: Context): Decision => {
+  const placed = misplaced(context)
+  if (placed !== null) return placed
   const action = call.action
   switch (action._tag) {
     case "Read":
+      return unprintable(call.tool, action.paths) ?? allow
     case "Other":
       return allow
     case "Write":
-      return writes(call.tool, action.paths, false, context)
+      return unprintable(call.tool, action.paths) ?? writes(call.tool, action.paths, false, context)
     case "Shell": {
+      if (action.command.length > maxCommand) {
+        return deny(
+          `the command is ${Math.ceil(action.command.length / 1024)} KiB long, more than Ratchet judges (${maxCommand / 1024} KiB), so it cannot tell what it runs or writes.`,
+          "Run it as shorter commands, or put the data in a file and hand the file to the program; if the user means it, they run it in their own terminal."
+        )
+      }
       const shell = Shell.classify(action.command)
-      const approval = shell.approvals[0]
-      if (approval !== undefined) {
-        return deny(
-          `\`${approval.text.slice(0, 200)}\` would approve on the user's behalf (ratchet ${approval.subcommand}); an agent may not approve.`,
-          "Ask the user to run it themselves at an interactive terminal, where they read what they approve and type its confirmation."
-        )
+      const found = shell.personOnly[0]
+      if (found !== undefined) return personOnly(found)
+      const storeName = path.basename(context.storeDirectory)
+      const place = shell.touches.find((token) => ratchetPlace(token, context, storeName))
+      if (place !== undefined) {
+        return shell.programs.some((program) => /^sqlite3?$/.test(program))
+          ? deny("the command opens Ratchet's runtime store with a database shell; only Ratchet writes there.", "Read the task through ratchet status, ratchet log or ratchet evidence instead.")
+          : deny(
+            `the command hands ${place.slice(0, 200)} to a program that may change it; that is Ratchet's own (the runtime store or .ratchet/), and only Ratchet writes there.`,
+            "Use the ratchet commands instead (ratchet status, ratchet log, …); the projections in .ratchet/ are rewritten from the store, and reading them with cat or ls is allowed."
+          )
       }
-      if (shell.mentions.some((word) => /ratchet\.db(-wal|-shm|-journal)?\b/.test(word)) && shell.programs.some((program) => /^sqlite3?$/.test(program))) {
-        return deny(
-          "the command opens Ratchet's runtime store with a database shell; only Ratchet writes there.",
-          "Read the task through ratchet status, ratchet log or ratchet evidence instead."
-        )
-      }
+      const own = storeWrite("The command", shell.writes.paths, context)
+      if (own !== null) return own
+      const why = shell.opaque[0]
+      if (why !== undefined) return unreadable(why, context)
       const judged = shell.writes.paths.length > 0 || shell.writes.unknown ? writes("The command", shell.writes.paths, shell.writes.unknown, context) : allow
       if (judged._tag !== "Allow") return judged
       if (shell.destructive.length > 0) return { _tag: "Ask", reason: `${shell.destructive[0]!.slice(0, 300)}. Allow it?` }
@@ -292,7 +415,7 @@ export const stop = (task: StopContext | null, continuing: boolean): Decision =>
   return deny(
     `Task ${id} is ${task.state} and its required acceptance criteria ${task.unverified.join(", ")} are not verified yet; "done" is what verification says, not the agent.`,
     task.state === "RUNNING"
-      ? `Finish the plan's steps (ratchet status ${id}); verification follows with ratchet verify ${id} by an identity other than yours.`
-      : `Verification is next: ratchet verify ${id}, run by an identity that did none of the work, then ratchet done ${id}.`
+      ? `Finish the plan's steps (ratchet status ${id}); verification follows: a person runs ratchet verify ${id} in their terminal.`
+      : `Verification is next: a person runs ratchet verify ${id} in their terminal, then ratchet done ${id}.`
   )
 }

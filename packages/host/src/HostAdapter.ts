@@ -55,6 +55,13 @@ export interface HostAdapter {
   readonly name: string
   /** Whether the host honours "ask" (show the user a prompt); when not, the adapter denies instead. */
   readonly canAsk: boolean
+  /**
+   * The environment variable in which the host tells its hooks the project root where the session
+   * started (Claude Code's `CLAUDE_PROJECT_DIR`), when it has one. Without it the hook's own working
+   * directory, which the host chose, is where the project is looked for (see `ProjectRoot`); the
+   * payload's `cwd` never is.
+   */
+  readonly projectVariable?: string
   /** The raw payload (the hook's standard input) as a typed event. */
   readonly decode: (raw: string) => Effect.Effect<HostEvent.HostEvent, HostDecodeError>
   /** The answer to an event the guard judged (an Allow for events it does not judge). */

@@ -1,43 +1,57 @@
 /**
- * What a shell command an agent asks to run would do, as far as its text says: whether it would
- * approve something on the user's behalf, which paths it would write, whether it is destructive.
+ * What a shell command an agent asks to run would do, as far as its text says: whether it would do
+ * an act only a person may do (`ratchet approve`, …), which paths it would write, whether it is
+ * destructive, which places it hands to programs, and whether it runs programs the text does not
+ * show — in which case the guard cannot read it completely and fails closed.
  *
- * The text is read as a POSIX shell reads it (quotes, escapes, `;` `&&` `||` `|` `&` and line
- * ends, redirections, `sh -c '…'`, `$(…)` and backquotes), so `'rat''chet' approve` and
- * `bash -c "ratchet approve"` are recognised for what they are. It is a seatbelt, not a sandbox:
- * a command whose program is computed at run time (`$(echo ratchet) approve`) is judged by its
- * words, and a program that writes without saying so (a build, a test run) is not a write here.
- * The run's scope check after each step is the enforcement; this classification is the early
- * warning, and the threat model (the OS user is the boundary) is unchanged.
+ * The text is read as a shell reads it (see `internal/shellSyntax`), and every program that runs
+ * other programs is followed where its text can be read: wrappers (`sudo`, `env`, `timeout`,
+ * `xargs`, `find -exec`, `npx`, …) to the command they run, `sh -c '…'`, `eval`, `script -c`,
+ * `su -c`, `watch`, a shell fed a here-document, `$(…)`, backquotes and process substitutions,
+ * four levels deep.
  *
- * Linear in the length of the text; nesting (`sh -c` inside `$(…)` …) is bounded.
+ * A command is **opaque** (Ratchet cannot read it completely) when it runs programs from text the
+ * guard cannot see: longer than 64 KiB, nested deeper than it reads, a NUL in it; a program whose
+ * name is computed (`$(printf …)`, a glob, a brace expansion) or that this line wrote; code given
+ * to an interpreter (`python3 -c`, `node -e`, `perl -e`, `ruby -e`, …) or fed to one on standard
+ * input; a shell reading commands from a pipe or a file (`base64 -d | sh`); `.`/`source`, `alias`;
+ * computed text handed to `sh -c` or `eval`; awk and sed programs that run commands; runners of
+ * commands kept elsewhere (`ssh`, `tmux`, `parallel`, `at`, editors); settings that choose programs
+ * (`PATH=`, `BASH_ENV=`, `LD_PRELOAD=`, `git -c`). Ordinary commands are not: `npm test`, `git
+ * status`, `node script.js`, `grep -r foo src`, `cat a | head` run programs the text names.
+ *
+ * A command that names `ratchet` (by name, path, `npx`, `node …/ratchet.mjs`) in any position —
+ * an argument, a string given to an interpreter, after `-exec`, in a here-document — followed by a
+ * person-only subcommand is judged as if it ran it. The places every program that may act on its
+ * words is given are returned (`touches`), so the guard can deny a command that names the runtime
+ * store in any position.
+ *
+ * It is a seatbelt, not a sandbox: a program or script run from a file does what the file says.
+ * Linear in the length of the text at each of the (bounded) levels it follows.
  *
  * @since 0.1.0
  */
+import * as Commands from "./internal/shellCommands.js"
+import * as Programs from "./internal/shellPrograms.js"
+import * as Reading from "./internal/shellReading.js"
+import * as Syntax from "./internal/shellSyntax.js"
 
 /**
- * One simple command: its words after quote removal, the targets of its output redirections,
- * and whether its program word was computed (an expansion the text cannot resolve).
+ * The acts of `ratchet` only a person may do; `unknown` is a `ratchet` command whose subcommand
+ * the text does not say.
  *
  * @since 0.1.0
  * @category models
  */
-export interface SimpleCommand {
-  readonly words: ReadonlyArray<string>
-  readonly redirects: ReadonlyArray<string>
-  readonly computedProgram: boolean
-}
+export type Act = Programs.Act
 
 /**
- * An approval the command would give: which `ratchet` subcommand, in which words.
+ * A person-only act the command would do (or names, in any position), and the words that do it.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Approval {
-  readonly subcommand: "approve" | "reopen" | "unblock --resolve"
-  readonly text: string
-}
+export interface PersonOnly extends Reading.PersonOnly {}
 
 /**
  * What the command would write: the paths it names (as written, relative or absolute), or
@@ -58,584 +72,28 @@ export interface Writes {
  * @category models
  */
 export interface Classification {
-  readonly commands: ReadonlyArray<SimpleCommand>
-  readonly approvals: ReadonlyArray<Approval>
+  /** The person-only acts it would do or names. */
+  readonly personOnly: ReadonlyArray<PersonOnly>
   readonly writes: Writes
-  /** Why the command is destructive (cannot be undone from the work tree), or null. */
+  /** Why the command is destructive (cannot be undone from the work tree). */
   readonly destructive: ReadonlyArray<string>
-  /** Every word and redirection target, for callers that look for paths the command mentions. */
-  readonly mentions: ReadonlyArray<string>
+  /** Why Ratchet cannot read it completely: each part that runs programs from text it cannot see. */
+  readonly opaque: ReadonlyArray<string>
+  /**
+   * The path-like tokens handed to programs that may act on them (every program but those that
+   * only read), in any position, relative ones from where the line `cd`s: for callers that look
+   * for a place the command must not touch.
+   */
+  readonly touches: ReadonlyArray<string>
   /** The program of every simple command, wrappers (`sudo`, `env`, …) looked through. */
   readonly programs: ReadonlyArray<string>
 }
 
-/** How deep `sh -c`, `$(…)` and backquotes nest before the rest is judged by its words alone. */
-const maxDepth = 4
-
-/** The command text longer than this is judged by its first this-many characters. */
+/** How much of a command is read as a shell reads it; a longer command is opaque. */
 const maxLength = 64 * 1024
 
-// ---------------------------------------------------------------------------------------------
-// Lexing
-// ---------------------------------------------------------------------------------------------
-
-interface Word {
-  text: string
-  /** Part of the word came from an expansion (`$x`, `$(…)`, backquotes) the text cannot resolve. */
-  computed: boolean
-  /** Any part of the word was quoted (so `>` inside it is not an operator). */
-  quoted: boolean
-}
-
-type Token =
-  | { readonly _tag: "Word"; readonly word: Word }
-  | { readonly _tag: "Separator" }
-  | { readonly _tag: "Redirect"; readonly output: boolean; readonly duplicates: boolean }
-
-/**
- * The delimiter of a here-document whose `<<` ends just before `start`: the word after an optional
- * `-` and blanks, quotes removed; with the index after it and whether tabs are stripped (`<<-`).
- */
-const heredocDelimiter = (text: string, start: number): { readonly delimiter: string; readonly end: number; readonly tabs: boolean } => {
-  let i = start
-  const tabs = text[i] === "-"
-  if (tabs) i++
-  while (text[i] === " " || text[i] === "\t") i++
-  let delimiter = ""
-  while (i < text.length && !" \t\n;&|<>()".includes(text[i]!)) {
-    const char = text[i]!
-    if (char === "'" || char === "\"") {
-      const close = text.indexOf(char, i + 1)
-      delimiter += text.slice(i + 1, close === -1 ? text.length : close)
-      i = close === -1 ? text.length : close + 1
-      continue
-    }
-    if (char === "\\") {
-      delimiter += text[i + 1] ?? ""
-      i += 2
-      continue
-    }
-    delimiter += char
-    i++
-  }
-  return { delimiter, end: i, tabs }
-}
-
-/**
- * The index after the bodies of the pending here-documents, which start at `start` (just after a
- * line end): each runs to a line that is its delimiter. The bodies are input, never commands.
- */
-const skipHeredocs = (text: string, start: number, pending: ReadonlyArray<{ readonly delimiter: string; readonly tabs: boolean }>): number => {
-  let i = start
-  for (const { delimiter, tabs } of pending) {
-    while (i < text.length) {
-      const end = text.indexOf("\n", i)
-      const line = text.slice(i, end === -1 ? text.length : end)
-      i = end === -1 ? text.length : end + 1
-      if ((tabs ? line.replace(/^\t+/, "") : line) === delimiter) break
-    }
-  }
-  return i
-}
-
-/** The index of the `)` closing the `$(` whose body starts at `start` (or the end of the text). */
-const substitutionEnd = (text: string, start: number): number => {
-  let depth = 1
-  let i = start
-  let pending: Array<{ readonly delimiter: string; readonly tabs: boolean }> = []
-  while (i < text.length) {
-    const char = text[i]!
-    if (char === "\\") {
-      i += 2
-      continue
-    }
-    if (char === "'") {
-      const close = text.indexOf("'", i + 1)
-      i = close === -1 ? text.length : close + 1
-      continue
-    }
-    if (char === "\"") {
-      i++
-      while (i < text.length && text[i] !== "\"") i += text[i] === "\\" ? 2 : 1
-      i++
-      continue
-    }
-    if (char === "<" && text[i + 1] === "<" && text[i + 2] !== "<") {
-      const heredoc = heredocDelimiter(text, i + 2)
-      if (heredoc.delimiter !== "") pending.push(heredoc)
-      i = heredoc.end
-      continue
-    }
-    if (char === "\n" && pending.length > 0) {
-      i = skipHeredocs(text, i + 1, pending)
-      pending = []
-      continue
-    }
-    if (char === "(") depth++
-    if (char === ")") {
-      depth--
-      if (depth === 0) return i
-    }
-    i++
-  }
-  return text.length
-}
-
-/**
- * Splits `text` into words and operators; the bodies of command substitutions are returned
- * separately so they are classified as commands of their own.
- */
-const lex = (text: string): { readonly tokens: ReadonlyArray<Token>; readonly nested: ReadonlyArray<string> } => {
-  const tokens: Array<Token> = []
-  const nested: Array<string> = []
-  let word: Word | null = null
-  const start = (): Word => (word ??= { text: "", computed: false, quoted: false })
-  const finish = () => {
-    if (word !== null) tokens.push({ _tag: "Word", word })
-    word = null
-  }
-  let pending: Array<{ readonly delimiter: string; readonly tabs: boolean }> = []
-  let i = 0
-  while (i < text.length) {
-    const char = text[i]!
-    if (char === "$" && text[i + 1] === "'") {
-      // ANSI-C quoting: `$'approve'` is the word approve.
-      const w = start()
-      w.quoted = true
-      i += 2
-      while (i < text.length && text[i] !== "'") {
-        if (text[i] === "\\" && i + 1 < text.length) {
-          w.text += text[i + 1]
-          i += 2
-          continue
-        }
-        w.text += text[i]
-        i++
-      }
-      i++
-      continue
-    }
-    if (char === "$" && text[i + 1] === "\"") {
-      // `$"…"` (locale quoting) reads as `"…"`.
-      i++
-      continue
-    }
-    if (char === "\n" && pending.length > 0) {
-      finish()
-      tokens.push({ _tag: "Separator" })
-      i = skipHeredocs(text, i + 1, pending)
-      pending = []
-      continue
-    }
-    if (char === "\\") {
-      // A backslash-newline joins lines; otherwise the next character is literal.
-      if (text[i + 1] === "\n") {
-        i += 2
-        continue
-      }
-      const next = text[i + 1]
-      if (next !== undefined) {
-        const w = start()
-        w.text += next
-        w.quoted = true
-      }
-      i += 2
-      continue
-    }
-    if (char === "'") {
-      const close = text.indexOf("'", i + 1)
-      const w = start()
-      w.text += text.slice(i + 1, close === -1 ? text.length : close)
-      w.quoted = true
-      i = close === -1 ? text.length : close + 1
-      continue
-    }
-    if (char === "\"") {
-      const w = start()
-      w.quoted = true
-      i++
-      while (i < text.length && text[i] !== "\"") {
-        const inner = text[i]!
-        if (inner === "\\" && i + 1 < text.length && "\"\\$`\n".includes(text[i + 1]!)) {
-          if (text[i + 1] !== "\n") w.text += text[i + 1]
-          i += 2
-          continue
-        }
-        if (inner === "$" && text[i + 1] === "(") {
-          const end = substitutionEnd(text, i + 2)
-          nested.push(text.slice(i + 2, end))
-          w.computed = true
-          i = end + 1
-          continue
-        }
-        if (inner === "`") {
-          const close = text.indexOf("`", i + 1)
-          nested.push(text.slice(i + 1, close === -1 ? text.length : close))
-          w.computed = true
-          i = close === -1 ? text.length : close + 1
-          continue
-        }
-        if (inner === "$" && /[A-Za-z_{0-9@*#?$!-]/.test(text[i + 1] ?? "")) w.computed = true
-        w.text += inner
-        i++
-      }
-      i++
-      continue
-    }
-    if (char === "$" && text[i + 1] === "(") {
-      const end = substitutionEnd(text, i + 2)
-      nested.push(text.slice(i + 2, end))
-      start().computed = true
-      i = end + 1
-      continue
-    }
-    if (char === "`") {
-      const close = text.indexOf("`", i + 1)
-      nested.push(text.slice(i + 1, close === -1 ? text.length : close))
-      start().computed = true
-      i = close === -1 ? text.length : close + 1
-      continue
-    }
-    if (char === "$" && /[A-Za-z_{0-9@*#?$!-]/.test(text[i + 1] ?? "")) {
-      const w = start()
-      w.computed = true
-      w.text += char
-      i++
-      continue
-    }
-    if (char === "#" && word === null) {
-      // A comment runs to the end of the line.
-      const end = text.indexOf("\n", i)
-      i = end === -1 ? text.length : end
-      continue
-    }
-    if (char === " " || char === "\t") {
-      finish()
-      i++
-      continue
-    }
-    const groups = word === null && (char === "{" && /\s/.test(text[i + 1] ?? "") || char === "}")
-    if (char === "\n" || char === ";" || char === "|" || char === "&" || char === "(" || char === ")" || groups) {
-      // `&>` and `&>>` redirect both streams; `>&` duplicates a descriptor (handled below).
-      if (char === "&" && text[i + 1] === ">") {
-        finish()
-        const append = text[i + 2] === ">"
-        tokens.push({ _tag: "Redirect", output: true, duplicates: false })
-        i += append ? 3 : 2
-        continue
-      }
-      finish()
-      tokens.push({ _tag: "Separator" })
-      i += (char === "|" || char === "&") && text[i + 1] === char ? 2 : 1
-      continue
-    }
-    if (char === ">" || char === "<") {
-      // A descriptor number right before the operator belongs to it (`2>`), not to the words.
-      const current = word as Word | null
-      if (current !== null && !current.quoted && !current.computed && /^[0-9]+$/.test(current.text)) word = null
-      else finish()
-      const output = char === ">"
-      let j = i + 1
-      if (!output && text[j] === ">") {
-        // `<>` opens the file for reading and writing.
-        tokens.push({ _tag: "Redirect", output: true, duplicates: false })
-        i = j + 1
-        continue
-      }
-      if (text[j] === ">" || text[j] === "|") j++
-      if (!output && text[j] === "<") {
-        // A here-string (`<<<`) is input; a here-document's body (after this line) is skipped.
-        if (text[j + 1] === "<") {
-          tokens.push({ _tag: "Redirect", output: false, duplicates: true })
-          i = j + 2
-          continue
-        }
-        const heredoc = heredocDelimiter(text, j + 1)
-        if (heredoc.delimiter !== "") pending.push(heredoc)
-        i = heredoc.end
-        continue
-      }
-      const duplicates = text[j] === "&"
-      if (duplicates) j++
-      tokens.push({ _tag: "Redirect", output, duplicates })
-      i = j
-      continue
-    }
-    start().text += char
-    i++
-  }
-  finish()
-  return { tokens, nested }
-}
-
-/** The simple commands of a token stream (redirection targets taken out of the words). */
-const simpleCommands = (tokens: ReadonlyArray<Token>): ReadonlyArray<SimpleCommand> => {
-  const commands: Array<SimpleCommand> = []
-  let words: Array<Word> = []
-  let redirects: Array<string> = []
-  let pending: { readonly output: boolean; readonly duplicates: boolean } | null = null
-  const flush = () => {
-    if (words.length > 0 || redirects.length > 0) {
-      // The program is the first word that is not a leading assignment (`A=1 B=2 cmd`).
-      const program = words.find((word) => !isAssignment(word))
-      // A brace expansion (`{ratchet,}`) is a program the text names only after expansion.
-      const computedProgram = program !== undefined && (program.computed || (!program.quoted && /\{[^}]*,[^}]*\}/.test(program.text)))
-      commands.push({ words: words.map((word) => word.text), redirects, computedProgram })
-    }
-    words = []
-    redirects = []
-  }
-  for (const token of tokens) {
-    if (token._tag === "Separator") {
-      pending = null
-      flush()
-      continue
-    }
-    if (token._tag === "Redirect") {
-      pending = token
-      continue
-    }
-    if (pending !== null) {
-      // `>&2` duplicates a descriptor; `>&file` (bash) writes the file.
-      const duplicatesDescriptor = pending.duplicates && /^[0-9-]+$/.test(token.word.text)
-      if (pending.output && !duplicatesDescriptor) redirects.push(token.word.text)
-      pending = null
-      continue
-    }
-    words.push(token.word)
-  }
-  flush()
-  return commands
-}
-
-const isAssignment = (word: Word): boolean => !word.quoted && /^[A-Za-z_][A-Za-z0-9_]*=/.test(word.text)
-
-// ---------------------------------------------------------------------------------------------
-// Programs
-// ---------------------------------------------------------------------------------------------
-
-const basename = (word: string): string => word.slice(word.lastIndexOf("/") + 1)
-
-/** Programs that run the rest of their words as a command. */
-const wrappers = new Set(["sudo", "doas", "env", "command", "exec", "nohup", "time", "nice", "ionice", "timeout", "stdbuf", "xargs", "watch", "builtin", "setsid", "chronic", "unbuffer", "flock", "caffeinate"])
-
-/** Reserved words that precede a command (`if cmd; then …`, `! cmd`, `while cmd; do …`). */
-const keywords = new Set(["!", "if", "then", "elif", "else", "do", "while", "until", "coproc", "time", "{", "}"])
-
-/** Wrapper options that take a value. */
-const valued = new Set(["-n", "-u", "-g", "-s", "-k", "-i", "-o", "-e", "-C", "-I", "-d", "-P", "-L", "-a", "-E", "-S", "--chdir", "--user", "--group"])
-
-/** The words of the command a wrapper runs: its options (and, for some, their values) skipped. */
-const unwrap = (words: ReadonlyArray<string>): ReadonlyArray<string> => {
-  let index = 0
-  for (let guard = 0; guard < 16; guard++) {
-    while (index < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[index]!) || keywords.has(words[index]!))) index++
-    const program = words[index] === undefined ? "" : basename(words[index]!)
-    // `flock <file> cmd` takes its lock file first.
-    if (!wrappers.has(program)) return words.slice(index)
-    index++
-    while (index < words.length && words[index]!.startsWith("-")) {
-      const option = words[index]!
-      index++
-      if (valued.has(option) && index < words.length) index++
-    }
-    if ((program === "timeout" && /^[0-9.]+[smhd]?$/.test(words[index] ?? "")) || (program === "flock" && index < words.length)) index++
-  }
-  return words.slice(index)
-}
-
-/** `ratchet`, or a launcher of it (`npx ratchet`, `npm exec ratchet --`, `node …/ratchet.js`). */
-const ratchetArguments = (words: ReadonlyArray<string>): ReadonlyArray<string> | null => {
-  const program = words[0] === undefined ? "" : basename(words[0])
-  if (/^ratchet(\.[cm]?js)?$/.test(program)) return words.slice(1)
-  const launched = (from: number): ReadonlyArray<string> | null => {
-    // The first word naming ratchet (or its package) after the launcher and its options.
-    for (let index = from; index < words.length; index++) {
-      const word = words[index]!
-      if (word === "--" || word.startsWith("-")) continue
-      if (/(^|\/)ratchet(@[^/]*)?$/.test(word)) return words.slice(index + 1)
-      if (/^@ratchet\/cli(@[^/]*)?$/.test(word)) {
-        // `npx -p @ratchet/cli ratchet approve`: the package, then the bin.
-        return words[index + 1] !== undefined && /(^|\/)ratchet$/.test(words[index + 1]!) ? words.slice(index + 2) : words.slice(index + 1)
-      }
-    }
-    return null
-  }
-  if (program === "npx" || program === "bunx" || program === "pnpx") return launched(1)
-  if ((program === "npm" || program === "pnpm" || program === "yarn") && ["exec", "x", "dlx"].includes(words[1] ?? "")) return launched(2)
-  if ((program === "yarn" || program === "pnpm") && /(^|\/)ratchet$/.test(words[1] ?? "")) return words.slice(2)
-  if (program === "node" || program === "tsx" || program === "bun") {
-    const script = words.slice(1).find((word) => !word.startsWith("-"))
-    return script !== undefined && /(^|\/)(ratchet(\.[cm]?js)?|ratchet\/bin\.[cm]?js|apps\/cli\/.*\.[cm]?js)$/.test(script)
-      ? words.slice(words.indexOf(script) + 1)
-      : null
-  }
-  return null
-}
-
-/** The approval a `ratchet` invocation would give, given its arguments. */
-const approvalOf = (args: ReadonlyArray<string>): Approval["subcommand"] | null => {
-  const first = args.find((word) => !word.startsWith("-"))
-  // `{approve,}` (brace expansion) names approve as surely as `approve` does.
-  const subcommand = first === undefined ? undefined : first.replace(/[{}]/g, "").split(",").find((part) => part === "approve" || part === "reopen" || part === "unblock") ?? first
-  if (subcommand === "approve") return "approve"
-  if (subcommand === "reopen") return "reopen"
-  if (subcommand === "unblock" && args.some((word) => word === "--resolve" || word.startsWith("--resolve="))) return "unblock --resolve"
-  return null
-}
-
-const operands = (args: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const index = args.indexOf("--")
-  const before = index === -1 ? args : args.slice(0, index)
-  const after = index === -1 ? [] : args.slice(index + 1)
-  return [...before.filter((word) => !word.startsWith("-")), ...after]
-}
-
-const hasFlag = (args: ReadonlyArray<string>, short: string, long: ReadonlyArray<string>): boolean =>
-  args.some((word) => long.includes(word) || (/^-[A-Za-z]+$/.test(word) && word.includes(short)))
-
-interface Effects {
-  readonly paths: ReadonlyArray<string>
-  readonly unknown: boolean
-  readonly destructive: ReadonlyArray<string>
-}
-
-const none: Effects = { paths: [], unknown: false, destructive: [] }
-
-/** The writes and destructive effects of one program with its arguments. */
-const effectsOf = (words: ReadonlyArray<string>): Effects => {
-  const program = words[0] === undefined ? "" : basename(words[0])
-  const args = words.slice(1)
-  const text = words.join(" ")
-  switch (program) {
-    case "rm":
-    case "rmdir":
-    case "unlink":
-    case "shred": {
-      const recursive = hasFlag(args, "r", ["--recursive"]) || hasFlag(args, "R", [])
-      const force = hasFlag(args, "f", ["--force"])
-      return { paths: operands(args), unknown: false, destructive: recursive && force || program === "shred" ? [`${text} deletes without asking`] : [] }
-    }
-    case "mv":
-      return { paths: operands(args), unknown: false, destructive: [] }
-    case "cp":
-    case "ln":
-    case "install":
-    case "rsync": {
-      const targets = operands(args)
-      const flag = args.findIndex((word) => word === "-t" || word === "--target-directory")
-      const target = args.find((word) => word.startsWith("--target-directory="))?.slice("--target-directory=".length) ??
-        (flag !== -1 ? args[flag + 1] : targets[targets.length - 1])
-      const deletes = program === "rsync" && args.some((word) => word.startsWith("--delete"))
-      return { paths: target === undefined ? [] : [target], unknown: false, destructive: deletes ? [`${text} deletes files at the target`] : [] }
-    }
-    case "touch":
-    case "mkdir":
-    case "tee":
-    case "truncate":
-    case "mkfifo":
-      return { paths: operands(args).filter((word) => program !== "truncate" || !/^[0-9]+[KMG]?$/.test(word)), unknown: false, destructive: [] }
-    case "chmod":
-    case "chown":
-    case "chgrp": {
-      const rest = operands(args)
-      return { paths: rest.slice(1), unknown: false, destructive: hasFlag(args, "R", ["--recursive"]) ? [`${text} changes a whole tree`] : [] }
-    }
-    case "dd": {
-      const output = args.find((word) => word.startsWith("of="))
-      return { paths: output === undefined ? [] : [output.slice(3)], unknown: false, destructive: output !== undefined && output.startsWith("of=/dev/") ? [`${text} writes a device`] : [] }
-    }
-    case "sed":
-    case "perl":
-    case "ruby": {
-      const inPlace = args.some((word) => word === "-i" || word.startsWith("-i") || word === "--in-place" || word.startsWith("--in-place=") || (/^-[A-Za-z]+$/.test(word) && word.includes("i")))
-      if (!inPlace) return none
-      // The files follow the script (the first operand) unless the script came by -e.
-      const scripted = args.some((word) => word === "-e" || word === "--expression" || word.startsWith("-e"))
-      const rest = operands(args.filter((_, index) => !(index > 0 && ["-e", "--expression", "-f"].includes(args[index - 1]!))))
-      return { paths: scripted ? rest : rest.slice(1), unknown: false, destructive: [] }
-    }
-    case "patch":
-    case "tar":
-    case "unzip":
-    case "make":
-      return program === "patch" || (program === "tar" && args.some((word) => /^-?[A-Za-z]*x/.test(word) || word === "--extract")) || program === "unzip"
-        ? { paths: [], unknown: true, destructive: [] }
-        : none
-    case "find":
-      return args.includes("-delete") || args.includes("-exec") && args.some((word) => word === "rm")
-        ? { paths: [], unknown: true, destructive: [`${text} deletes what it finds`] }
-        : none
-    case "mkfs":
-    case "fdisk":
-    case "wipefs":
-      return { paths: [], unknown: true, destructive: [`${text} rewrites a disk`] }
-    case "git":
-      return gitEffects(args, text)
-    default:
-      if (program.startsWith("mkfs.")) return { paths: [], unknown: true, destructive: [`${text} rewrites a disk`] }
-      return none
-  }
-}
-
-/** Options of `git` itself that take a value (`git -C dir status`). */
-const gitValueOptions = new Set(["-C", "-c", "--git-dir", "--work-tree", "--namespace"])
-
-const gitEffects = (all: ReadonlyArray<string>, text: string): Effects => {
-  let index = 0
-  while (index < all.length && all[index]!.startsWith("-")) index += gitValueOptions.has(all[index]!) ? 2 : 1
-  const subcommand = all[index]
-  const args = all.slice(index + 1)
-  switch (subcommand) {
-    case "reset":
-      return { paths: [], unknown: true, destructive: args.includes("--hard") || args.includes("--merge") ? [`${text} discards uncommitted changes`] : [] }
-    case "clean":
-      // Without -f git refuses to delete anything.
-      return hasFlag(args, "f", ["--force"]) ? { paths: [], unknown: true, destructive: [`${text} deletes untracked files`] } : none
-    case "checkout":
-    case "switch":
-    case "restore": {
-      // A new branch from here (`checkout -b`, `switch -c`) and the index alone (`restore --staged`) leave the files as they are.
-      if (args.some((word) => ["-b", "-B", "-c", "-C", "--orphan"].includes(word)) && !args.includes("--")) return none
-      if (subcommand === "restore" && args.includes("--staged") && !args.includes("--worktree") && !args.includes("-W")) return none
-      const discards = args.includes("--") || args.includes(".") || args.includes("--force") || hasFlag(args, "f", []) || subcommand === "restore"
-      return { paths: [], unknown: true, destructive: discards ? [`${text} overwrites changes in the work tree`] : [] }
-    }
-    case "push":
-      return {
-        paths: [],
-        unknown: false,
-        destructive: args.some((word) => word === "--force" || word === "-f" || word.startsWith("--force-with-lease") || word.startsWith("+") || word === "--delete" || word === "--mirror")
-          ? [`${text} rewrites or deletes history on the remote`]
-          : []
-      }
-    case "branch":
-      return { paths: [], unknown: false, destructive: args.includes("-D") || (args.includes("--delete") && args.includes("--force")) ? [`${text} deletes a branch that may not be merged`] : [] }
-    case "stash":
-      if (args[0] === "list" || args[0] === "show") return none
-      return { paths: [], unknown: true, destructive: args[0] === "drop" || args[0] === "clear" ? [`${text} drops stashed changes`] : [] }
-    case "rm":
-    case "mv":
-      return { paths: operands(args), unknown: false, destructive: [] }
-    case "apply":
-    case "am":
-    case "merge":
-    case "rebase":
-    case "pull":
-    case "cherry-pick":
-    case "revert":
-      return { paths: [], unknown: true, destructive: [] }
-    default:
-      return none
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Classification
-// ---------------------------------------------------------------------------------------------
-
-/** Shells whose `-c` argument is a command line of its own. */
-const shells = new Set(["sh", "bash", "zsh", "dash", "ksh", "fish"])
+/** Reserved words that may start a simple command (`if cmd; then …`, `! cmd`, `while cmd; do …`). */
+const keywords = new Set(["!", "if", "then", "elif", "else", "do", "while", "until", "coproc", "{", "}"])
 
 /**
  * Classifies a command line.
@@ -644,81 +102,259 @@ const shells = new Set(["sh", "bash", "zsh", "dash", "ksh", "fish"])
  * @category constructors
  */
 export const classify = (command: string): Classification => {
-  const commands: Array<SimpleCommand> = []
-  const approvals: Array<Approval> = []
-  const paths: Array<string> = []
-  const destructive: Array<string> = []
-  const mentions: Array<string> = []
-  const programs: Array<string> = []
-  let unknown = false
-  // Past the nesting bound the text is judged by its words: nesting must not hide an approval.
-  const beyond = (text: string) => {
-    mentions.push(text)
-    const words = text.split(/[\s'"`$()\\;&|{}]+/).filter((word) => word !== "")
-    for (let index = 0; index < words.length; index++) {
-      if (!/(^|\/)ratchet(\.[cm]?js)?$/.test(words[index]!)) continue
-      const guessed = approvalOf(words.slice(index + 1))
-      if (guessed !== null) {
-        approvals.push({ subcommand: guessed, text: text.slice(0, 200) })
-        return
-      }
+  const reading = Reading.makeReading()
+  const { cannotRead, mention, act } = reading
+  const joined = Reading.joined
+
+  const visit = (text: string, depth: number): void => {
+    const parsed = Syntax.parse(text)
+    const line: Reading.Line = { directory: "", written: new Set() }
+    for (const simple of parsed.commands) {
+      for (const target of simple.redirects) reading.write(target, line)
+      judge(simple.words, simple, line, depth, { consumed: new Set(), inputs: new Set(), fed: false })
     }
+    for (const body of parsed.nested) follow(body, depth)
   }
-  const visit = (text: string, depth: number) => {
-    const { nested, tokens } = lex(text.length > maxLength ? text.slice(0, maxLength) : text)
-    // `cd dir && …`: later relative paths are relative to dir.
-    let directory = ""
-    const at = (target: string): string =>
-      directory === "" || target.startsWith("/") || target.startsWith("~") || target.startsWith("$") ? target : `${directory}/${target}`
-    for (const simple of simpleCommands(tokens)) {
-      commands.push(simple)
-      mentions.push(...simple.words, ...simple.redirects)
-      paths.push(...simple.redirects.filter((target) => !/^\/dev\/(null|stdout|stderr|tty|fd\/[0-9]+)$/.test(target)).map(at))
-      const words = unwrap(simple.words)
-      const program = words[0] === undefined ? "" : basename(words[0])
-      programs.push(program)
-      if (program === "cd" || program === "pushd") {
-        const target = words.slice(1).find((word) => !word.startsWith("-"))
-        directory = target === undefined ? "~" : at(target)
+
+  const follow = (text: string, depth: number) => {
+    if (depth < Reading.maxDepth) return visit(text, depth + 1)
+    cannotRead(text, "nests shells and substitutions deeper than Ratchet reads")
+    mention([text], true, (target) => target)
+  }
+
+  /** A command line given as one word (`sh -c`, `eval`, `su -c`): read when its text is known. */
+  const runText = (word: Syntax.Word, runner: string, depth: number) => {
+    if (!word.computed) return follow(word.text, depth)
+    cannotRead(`${runner} ${word.text}`, "runs a command line that is computed when it runs, which Ratchet cannot see")
+    mention([word.text], true, (target) => target)
+  }
+
+  /**
+   * Judges the words of one simple command: the program they run (wrappers looked through), what it
+   * writes, what it hands over, what it runs that the text does not show.
+   */
+  const judge = (words: ReadonlyArray<Syntax.Word>, simple: Syntax.Command, line: Reading.Line, depth: number, judging: Reading.Judging): void => {
+    const at = Reading.relativeTo(line)
+    const { consumed } = judging
+    let start = 0
+    let program = ""
+    let done = false
+    for (let round = 0; round < 64 && !done; round++) {
+      while (start < words.length) {
+        const word = words[start]!
+        // After `env` a NAME=value word is an assignment however it is quoted.
+        const assigns = word.assigns ?? (program === "env" ? /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(word.text)?.[1] ?? null : null)
+        if (assigns !== null) {
+          if (Programs.isProgramVariable(assigns)) cannotRead(word.text, `sets ${assigns}, which chooses the programs that run`)
+          start++
+          continue
+        }
+        if (keywords.has(word.text) && !word.quoted) {
+          start++
+          continue
+        }
+        break
+      }
+      const word = words[start]
+      if (word === undefined) break
+      done = true
+      if (Programs.isDynamic(word) || word.braced) {
+        cannotRead(joined(words.slice(start)), "runs a program whose name is computed when it runs, which Ratchet cannot see")
+        const guessed = Programs.actOf(words.slice(start + 1))
+        if (guessed !== null && guessed !== "unknown") act(guessed, joined(words.slice(start)))
+        break
+      }
+      program = Programs.basename(word.text)
+      if (word.text.includes("/") && reading.wrote(word, line)) cannotRead(word.text, "runs a file this command line writes, which Ratchet does not read")
+      if (Programs.isRatchetName(word.text)) {
+        program = "ratchet"
+        const args = words.slice(start + 1)
+        // Fed its operands (`xargs ratchet`), its subcommand may come from what it reads.
+        const found = Programs.actOf(args) ?? (judging.fed && args.every((arg) => arg.text.startsWith("-")) ? "unknown" : null)
+        if (found !== null) act(found, joined(words.slice(start)))
+        for (const rest of words.slice(start)) consumed.add(rest)
+        break
+      }
+      const wrapper = Programs.wrappers[program]
+      if (wrapper !== undefined) {
+        const next = unwrap(program, wrapper, words, start, depth, judging, line)
+        if (next !== null) {
+          start = next
+          done = false
+        }
         continue
       }
-      const ratchet = ratchetArguments(words)
-      const approval = ratchet === null ? null : approvalOf(ratchet)
-      if (approval !== null) approvals.push({ subcommand: approval, text: words.join(" ") })
-      else if (simple.computedProgram) {
-        // The program is computed: judge by the words alone.
-        const args = words.slice(1)
-        const guessed = approvalOf(args)
-        if (guessed !== null) approvals.push({ subcommand: guessed, text: words.join(" ") })
+      const launched = launch(program, words, start, depth, consumed)
+      if (launched !== null) {
+        if (launched === "done") break
+        start = launched
+        done = false
+        continue
       }
-      const effects = effectsOf(words)
-      paths.push(...effects.paths.map(at))
-      unknown ||= effects.unknown
-      destructive.push(...effects.destructive)
-      if (shells.has(program)) {
-        const flag = words.findIndex((word, index) => index > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(word))
-        const script = flag === -1 ? undefined : words.slice(flag + 1).find((word) => !word.startsWith("-") && word !== "--")
-        if (script !== undefined) {
-          if (depth < maxDepth) visit(script, depth + 1)
-          else beyond(script)
-        } else if (words.slice(1).every((word) => word.startsWith("-"))) {
-          // A shell reading its commands from standard input (`… | sh`, `bash <<< '…'`): the
-          // command line it is part of is judged by its words.
-          beyond(text)
-        }
+      Commands.run(program, words, start, { reading, walk, simple, line, depth, judging })
+    }
+    if (!done && start < words.length) cannotRead(joined(words.slice(start)), "wraps programs in programs deeper than Ratchet reads")
+    if (program !== "") reading.programs.push(program)
+    const operands = words.slice(start)
+    if (program !== "" && program !== "ratchet") {
+      // A word with a substitution in it (`$(pwd)/x`, `{}` of find) names a place the text does not.
+      const effects = Programs.effectsOf(operands.map((word) => (word.computed && !word.text.includes("$") ? `$(…)${word.text}` : word.text)))
+      for (const target of effects.paths) reading.write(target, line)
+      reading.state.unknown ||= effects.unknown || (judging.fed && (effects.paths.length > 0 || Programs.operandWriters.has(program)))
+      reading.destructive.push(...effects.destructive)
+      if (program === "cd" || program === "pushd") {
+        const target = operands.slice(Programs.readOptions(operands, 1, new Set()).index)[0]
+        // `cd -` returns to where the shell was before: not known from the text.
+        line.directory = target === undefined ? "~" : target.computed || target.text === "-" ? "$unknown" : at(target.text)
       }
-      if (program === "eval" && depth < maxDepth) visit(words.slice(1).join(" "), depth + 1)
     }
-    for (const body of nested) {
-      if (depth < maxDepth) visit(body, depth + 1)
-      else beyond(body)
+    const reader = Programs.readers.has(program)
+    // A shell or interpreter handed code in any position (`poetry run python -c …`) runs it.
+    if (!reader && program !== "ratchet") {
+      for (let k = start + 1; k < words.length; k++) {
+        const word = words[k]!
+        if (consumed.has(word) || Programs.isDynamic(word) || !runsCode(words, k, simple)) continue
+        if (depth < Reading.maxDepth) judge(words.slice(k), simple, line, depth + 1, judging)
+        else cannotRead(joined(words.slice(k)), "nests programs that run programs deeper than Ratchet reads")
+        break
+      }
     }
+    const rest = words.filter((word) => !consumed.has(word)).map((word) => word.text)
+    const bodies = simple.inputs.filter((input) => !judging.inputs.has(input)).map((input) => input.text)
+    mention([...rest, ...bodies], !reader && program !== "ratchet", at)
   }
-  visit(command, 0)
+
+  /** Whether the word at `k` is a shell, interpreter or `eval` that runs code it is handed there. */
+  const runsCode = (words: ReadonlyArray<Syntax.Word>, k: number, simple: Syntax.Command): boolean => {
+    const name = Programs.basename(words[k]!.text)
+    if (name === "eval") return k + 1 < words.length
+    const stdin = simple.piped || simple.readsFile || simple.inputs.length > 0
+    if (Programs.shells.has(name)) {
+      const { index, options } = Programs.readOptions(words, k + 1, Programs.shellValued, true)
+      return options.some((option) => option.name === "-c" || option.name === "-s") || (stdin && index >= words.length)
+    }
+    const interpreter = Programs.interpreterOf(name)
+    if (interpreter === null) return false
+    const { index, options } = Programs.readOptions(words, k + 1, interpreter.valued)
+    return options.some((option) => interpreter.code.has(option.name)) || (stdin && (index >= words.length || words[index]!.text === "-"))
+  }
+
+  /**
+   * Looks through a wrapper: the index of the command it runs, or null when what it runs has been
+   * judged (a command line it was given, nothing at all, or a shell it opens).
+   */
+  const unwrap = (
+    name: string,
+    wrapper: Programs.Wrapper,
+    words: ReadonlyArray<Syntax.Word>,
+    start: number,
+    depth: number,
+    judging: Reading.Judging,
+    line: Reading.Line
+  ): number | null => {
+    const { consumed } = judging
+    consumed.add(words[start]!)
+    if (name === "su" || name === "runuser") {
+      // `su alice -c 'cmd'`: the command line may follow the user.
+      const flag = words.findIndex((word, index) => index > start && /^(-c|--command|-C|--session-command)$/.test(word.text))
+      const inline = words.slice(start + 1).find((word) => /^--(command|session-command)=/.test(word.text))
+      const text = flag !== -1 ? words[flag + 1] : inline === undefined ? undefined : { ...inline, text: inline.text.slice(inline.text.indexOf("=") + 1) }
+      if (text !== undefined) {
+        if (flag !== -1) consumed.add(words[flag + 1]!)
+        runText(text, name, depth)
+        return null
+      }
+      if (name === "runuser") {
+        const { options, index } = Programs.readOptions(words, start + 1, wrapper.valued)
+        if (options.some((option) => option.name === "-u" || option.name === "--user") && index < words.length) return index
+      }
+      cannotRead(joined(words.slice(start)), "opens a shell that reads commands from standard input, which Ratchet does not see")
+      return null
+    }
+    const { options, index } = Programs.readOptions(words, start + 1, wrapper.valued)
+    for (const option of options) {
+      if (option.value !== null) consumed.add(option.value)
+      if (wrapper.writes.has(option.name) && option.value !== null) reading.write(option.value.text, line)
+    }
+    if (options.some((option) => wrapper.lookup.has(option.name))) return null
+    const text = options.find((option) => wrapper.text.has(option.name) && option.value !== null)
+    if (text !== undefined && text.value !== null) {
+      runText(text.value, name, depth)
+      // `script -c cmd file` writes its typescript to the file.
+      if (name === "script" && words[index] !== undefined) reading.write(words[index]!.text, line)
+      return null
+    }
+    if (name === "script") {
+      cannotRead(joined(words.slice(start)), "opens a shell that reads commands from standard input, which Ratchet does not see")
+      return null
+    }
+    // `flock 9` locks a descriptor and runs nothing.
+    if (name === "flock" && /^[0-9]+$/.test(words[index]?.text ?? "")) return null
+    const command = index + wrapper.leading
+    for (const leading of words.slice(index, command)) consumed.add(leading)
+    const shell = options.some((option) => wrapper.shell.has(option.name))
+    if (command >= words.length) {
+      if (shell || wrapper.shellWithout) cannotRead(joined(words.slice(start)), "opens a shell that reads commands from standard input, which Ratchet does not see")
+      return null
+    }
+    if (wrapper.joined === "always" && !options.some((option) => option.name === "-x" || option.name === "--exec")) {
+      // `watch cmd args` runs them as one line for `sh -c`.
+      const line = words.slice(command)
+      for (const word of line) consumed.add(word)
+      runText({ ...line[0]!, text: joined(line), computed: line.some((word) => word.computed) }, name, depth)
+      return null
+    }
+    return command
+  }
+
+  /**
+   * Looks through a launcher of a package's program (`npx`, `npm exec`, `pnpm dlx`, `yarn <bin>`,
+   * `bunx`): the index of the program it runs, `done` when it was judged here, null when `program`
+   * is not a launcher.
+   */
+  const launch = (program: string, words: ReadonlyArray<Syntax.Word>, start: number, depth: number, consumed: Set<Syntax.Word>): number | "done" | null => {
+    const sub = words[start + 1]?.text
+    const launcher = ["npx", "pnpx", "bunx"].includes(program) || (["npm", "pnpm", "yarn", "bun"].includes(program) && ["exec", "x", "dlx"].includes(sub ?? ""))
+    if (!launcher) {
+      // `yarn ratchet …`, `pnpm node …`: the package manager runs the bin it names.
+      if ((program === "yarn" || program === "pnpm") && sub !== undefined && (Programs.isRatchetName(sub) || sub === "node")) return start + 1
+      return null
+    }
+    const from = ["npx", "pnpx", "bunx"].includes(program) ? start + 1 : start + 2
+    const { options, index } = Programs.readOptions(words, from, Programs.launcherValued)
+    for (const option of options) if (option.value !== null) consumed.add(option.value)
+    const text = options.find((option) => Programs.launcherText.has(option.name) && option.value !== null)
+    if (text !== undefined && text.value !== null) {
+      runText(text.value, program, depth)
+      return "done"
+    }
+    const launched = words[index]
+    if (launched === undefined) return "done"
+    if (Programs.launchedProgram(launched.text) === "ratchet") {
+      const found = Programs.actOf(words.slice(index + 1))
+      if (found !== null) act(found, joined(words.slice(start)))
+      for (const word of words.slice(start)) consumed.add(word)
+      reading.programs.push("ratchet")
+      return "done"
+    }
+    return index
+  }
+
+  const walk: Reading.Walk = { follow, runText, judge }
+
+  if (command.includes("\u0000")) cannotRead(command.split("\u0000").join("\\0"), "contains a NUL character, which a shell does not read as written")
+  visit(command.length > maxLength ? command.slice(0, maxLength) : command, 0)
   if (command.length > maxLength) {
-    // Past what is read as a shell reads it: judged by its words, and it may write anything.
-    beyond(command.slice(maxLength))
-    unknown = true
+    // Past what is read as a shell reads it: judged by its words, and never allowed unseen.
+    cannotRead(`${command.slice(0, 60)} …`, `is ${Math.ceil(command.length / 1024)} KiB long; Ratchet reads ${maxLength / 1024} KiB of a command as a shell does`)
+    mention([command.slice(maxLength - 256)], true, (target) => target)
   }
-  return { commands, approvals, writes: { paths, unknown }, destructive, mentions, programs }
+  return {
+    personOnly: reading.personOnly,
+    writes: { paths: reading.paths, unknown: reading.state.unknown },
+    destructive: reading.destructive,
+    opaque: reading.opaque,
+    touches: [...reading.touches],
+    programs: reading.programs
+  }
 }

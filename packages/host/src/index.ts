@@ -35,6 +35,11 @@ export * as HostEvent from "./HostEvent.js"
 export * as HostSandbox from "./HostSandbox.js"
 
 /**
+ * @since 0.2.0
+ */
+export * as ProjectRoot from "./ProjectRoot.js"
+
+/**
  * @since 0.1.0
  */
 export * as Shell from "./Shell.js"

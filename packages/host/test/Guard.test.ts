@@ -1,7 +1,9 @@
 /**
  * The guard policy, from tables written by hand: for every task state, which calls pass and which
  * are denied (with a reason naming the task and a fix); scope, lease, store and temporary paths;
- * approvals denied in every state; destructive commands asked about; stop blocked once.
+ * the working directory judged against the project root; person-only acts denied in every state;
+ * commands Ratchet cannot read denied under a task and asked about without one; destructive
+ * commands asked about; stop blocked once.
  */
 import type * as Event from "@ratchet/kernel/Event"
 import { describe, expect, it } from "@effect/vitest"
@@ -128,6 +130,7 @@ describe("Guard.decide: scope, lease, store, temporary files", () => {
     ["a destructive command while RUNNING", bash("rm -rf src/old"), running, "Ask", "deletes without asking"],
     ["git push --force with no task", bash("git push --force"), context(null), "Ask", "rewrites or deletes history"],
     ["a test run", bash("npm test"), context(task("INTERVIEWING")), "Allow", ""],
+    ["a script run by its interpreter while INTERVIEWING", bash("node scripts/report.js"), context(task("INTERVIEWING")), "Allow", ""],
     ["ratchet status", bash("ratchet status t-1234abcd"), context(task("INTERVIEWING")), "Allow", ""],
     ["an MCP tool", { id: null, tool: "mcp__github__create_issue", action: { _tag: "Other" } }, context(task("INTERVIEWING")), "Allow", ""]
   ]
@@ -140,21 +143,144 @@ describe("Guard.decide: scope, lease, store, temporary files", () => {
   }
 })
 
-describe("Guard.decide: approvals", () => {
-  for (const state of states) {
-    it(`ratchet approve is denied while ${state}`, () => {
-      const decision = Guard.decide(bash("ratchet approve t-1234abcd spec"), context(task(state)))
+describe("Guard.decide: the working directory and the project root", () => {
+  const running = context(task("RUNNING"))
+  const cases: ReadonlyArray<readonly [string, HostEvent.ToolCall, string, "Allow" | "Deny", string]> = [
+    ["a cwd at the root", edit("/home/dev/project/src/a.ts"), "/home/dev/project", "Allow", ""],
+    ["a cwd below the root", bash("echo x > a.ts"), "/home/dev/project/src", "Allow", ""],
+    ["a cwd of / with an absolute write into the repository", edit("/home/dev/project/README.md"), "/", "Deny", "outside the project /home/dev/project"],
+    ["a cwd of the repository's parent", edit("/home/dev/project/README.md"), "/home/dev", "Deny", "outside the project"],
+    ["a cwd of a sibling directory", bash("touch x"), "/home/dev/project-other", "Deny", "outside the project"],
+    ["a cwd escaping by ..", bash("ls"), "/home/dev/project/../other", "Deny", "outside the project"],
+    ["a cwd outside, for a read too", read("/home/dev/project/src/a.ts"), "/tmp", "Deny", "outside the project"],
+    ["a cwd with NUL", edit("/home/dev/project/src/a.ts"), "/home/dev/project\u0000/x", "Deny", "control characters"],
+    ["a cwd with a line end", bash("ls"), "/home/dev/project\n", "Deny", "control characters"],
+    ["a cwd with an escape", bash("ls"), "/home/dev/project/\u001b[2J", "Deny", "control characters"],
+    ["a relative cwd", bash("ls"), "project", "Deny", "not absolute"],
+    ["an empty cwd", bash("ls"), "", "Deny", "not absolute"]
+  ]
+  for (const [name, call, cwd, expected, mentions] of cases) {
+    it(`${name}: ${expected}`, () => {
+      const decision = Guard.decide(call, { ...running, cwd })
+      expect(decision._tag).toBe(expected)
+      if (decision._tag !== "Allow") expect(Guard.explain(decision)).toContain(mentions)
+    })
+  }
+  it("outside a Ratchet project the same holds for the directory the session started in", () => {
+    expect(Guard.decide(bash("ls"), { ...context(null), cwd: "/" })._tag).toBe("Deny")
+    expect(Guard.decide(bash("ls"), context(null))._tag).toBe("Allow")
+  })
+  it("a path with control characters is denied, whatever the call", () => {
+    for (const call of [edit("/home/dev/project/src/a\u0000.ts"), edit("src/\u001b[31ma.ts"), read("/home/dev/project/src/\u0085a.ts")]) {
+      const decision = Guard.decide(call, running)
       expect(decision._tag).toBe("Deny")
-      if (decision._tag === "Deny") {
-        expect(decision.reason).toContain("an agent may not approve")
-        expect(decision.fix).toContain("interactive terminal")
+      expect(Guard.explain(decision)).toContain("control characters")
+    }
+    expect(Guard.decide(edit("src/é.ts"), running)._tag).toBe("Allow")
+  })
+})
+
+describe("Guard.decide: person-only acts", () => {
+  // Written by hand: each act and what the denial says it is.
+  const acts: ReadonlyArray<readonly [string, string]> = [
+    ["ratchet approve t-1234abcd spec", "approves"],
+    ["ratchet approver add key.pub", "keys approvals are signed with"],
+    ["ratchet reopen t-1 --reason x", "reopens"],
+    ["ratchet unblock t-1 --resolve fix succeeded", "blocked task"],
+    ["ratchet unblock t-1 --to RUNNING --resolution x", "blocked task"],
+    ["ratchet rewind t-1 --to 3", "history"],
+    ["ratchet verify t-1 --ac AC-001", "verdicts"],
+    ["ratchet lessons pin L-1", "lessons"],
+    ["ratchet hooks uninstall claude-code", "hooks that guard"],
+    ["ratchet $X t-1", "subcommand the text does not say"]
+  ]
+  for (const state of states) {
+    it(`every act is denied while ${state}, saying a person runs it in their own terminal`, () => {
+      for (const [command, what] of acts) {
+        const decision = Guard.decide(bash(command), context(task(state)))
+        expect(decision._tag, command).toBe("Deny")
+        if (decision._tag !== "Deny") continue
+        expect(decision.reason, command).toContain(what)
+        expect(decision.reason).toContain("An agent may not run it")
+        expect(decision.fix).toContain("in their own terminal")
       }
     })
   }
-  it("is denied with no task as well, and for reopen and unblock --resolve", () => {
-    for (const command of ["ratchet approve t-1 plan", "ratchet reopen t-1 --reason x", "ratchet unblock t-1 --resolve succeeded"]) {
-      expect(Guard.decide(bash(command), context(null))._tag).toBe("Deny")
+  it("is denied with no task, with several, and outside a project", () => {
+    for (const given of [context(null), { ...context(null), ambiguous: ["t-1 RUNNING", "t-2 VERIFYING"] }]) {
+      for (const [command] of acts) expect(Guard.decide(bash(command), given)._tag, command).toBe("Deny")
     }
+  })
+  it("is denied before anything else the command does", () => {
+    const decision = Guard.decide(bash("echo x > src/a.ts; python3 -c 'import os; os.system(\"ratchet approve t-1 plan\")'"), context(task("RUNNING")))
+    expect(Guard.explain(decision)).toContain("is for a person")
+  })
+})
+
+describe("Guard.decide: Ratchet's places named in any position", () => {
+  const running = context(task("RUNNING"))
+  const denied: ReadonlyArray<string> = [
+    "python3 -c 'import os; os.remove(\"/home/dev/.ratchet/ratchet.db\")'",
+    "node scripts/x.js ~/.ratchet",
+    "node -e \"require('fs').rmSync(process.env.HOME + '/.ratchet', { recursive: true })\"",
+    "cp ~/.ratchet/ratchet.db /tmp/copy.db",
+    "cd ~/.ratchet && python3 x.py",
+    "prettier --write .ratchet/tasks/x/spec.md",
+    "node x.js \"$RATCHET_HOME/blobs\"",
+    "sqlite3 ~/.ratchet/ratchet.db 'DELETE FROM ratchet_events'",
+    "mkdir -p src/nested/.ratchet",
+    "git -C ~/.ratchet init"
+  ]
+  for (const command of denied) {
+    it(`${JSON.stringify(command)} is denied as Ratchet's own`, () => {
+      const decision = Guard.decide(bash(command), running)
+      expect(decision._tag).toBe("Deny")
+      expect(Guard.explain(decision)).toMatch(/Ratchet's own|database shell/)
+    })
+  }
+  const allowed: ReadonlyArray<string> = ["ls ~/.ratchet", "cat .ratchet/tasks/x/spec.md", "git add .ratchet/project.json", "grep -r goal .ratchet/tasks", "node scripts/ratchet-report.js src"]
+  for (const command of allowed) {
+    it(`${JSON.stringify(command)} only reads, and is allowed`, () => {
+      expect(Guard.decide(bash(command), running)).toEqual({ _tag: "Allow" })
+    })
+  }
+})
+
+describe("Guard.decide: commands Ratchet cannot read", () => {
+  const unreadable: ReadonlyArray<string> = [
+    "echo cmF0Y2hldCBhcHByb3ZlIFQgcGxhbg== | base64 -d | sh",
+    "python3 -c 'print(1)'",
+    `true ${"x ".repeat(40_000)}; echo hi > README.md`,
+    "$(printf 'r%sh%s' atc et) status"
+  ]
+  for (const state of states) {
+    it(`are denied while ${state}, naming the task`, () => {
+      for (const command of unreadable) {
+        const decision = Guard.decide(bash(command), context(task(state)))
+        expect(decision._tag, command.slice(0, 60)).toBe("Deny")
+        if (decision._tag === "Deny") expect(decision.reason).toContain(`task t-1234abcd is ${state}`)
+      }
+    })
+  }
+  it("are denied with several tasks in progress, and asked about with none", () => {
+    for (const command of unreadable) {
+      expect(Guard.decide(bash(command), { ...context(null), ambiguous: ["t-1 RUNNING", "t-2 VERIFYING"] })._tag).toBe("Deny")
+      const asked = Guard.decide(bash(command), context(null))
+      expect(asked._tag).toBe("Ask")
+      if (asked._tag === "Ask") expect(asked.reason).toMatch(/cannot tell what the command runs or writes\. Allow it\?$/)
+    }
+  })
+  it("a command over 1 MiB is denied unread, task or not", () => {
+    const command = `echo ${"x".repeat(1024 * 1024)}`
+    for (const given of [context(task("RUNNING")), context(null)]) {
+      const decision = Guard.decide(bash(command), given)
+      expect(decision._tag).toBe("Deny")
+      expect(Guard.explain(decision)).toContain("more than Ratchet judges")
+    }
+  })
+  it("a store removal behind padding is denied as Ratchet's own, task or not", () => {
+    const command = `true ${"x ".repeat(40_000)}; rm -rf /home/dev/.ratchet`
+    for (const given of [context(task("RUNNING")), context(null)]) expect(Guard.explain(Guard.decide(bash(command), given))).toContain("Ratchet's own")
   })
 })
 

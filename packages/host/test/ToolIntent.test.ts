@@ -22,6 +22,8 @@ describe("ToolIntent.isSideEffect", () => {
     ["git reset --hard (writes somewhere unnamed)", shell("git reset --hard HEAD~1"), true],
     ["a write nested in sh -c", shell("sh -c 'cp a.txt b.txt'"), true],
     ["a write to a temporary file (still a side effect)", shell("echo x > /tmp/scratch"), true],
+    ["code given to an interpreter (it may write anything)", shell("python3 -c 'open(\"a\", \"w\")'"), true],
+    ["a shell reading a pipe", shell("echo ZWNobw== | base64 -d | sh"), true],
     // not side effects: reads, searches, other tools, commands naming no write
     ["a Read", call("Read", { _tag: "Read", paths: ["src/a.ts"] }), false],
     ["another tool", call("WebSearch", { _tag: "Other" }), false],

@@ -1,7 +1,8 @@
 /**
  * `@ratchet/testkit` — what Ratchet publishes for testing: the storage conformance suite every
  * store layer runs, its checks and child-process harness, random task histories and event
- * builders, and the host adapter kit (`HostKit`) every host adapter runs.
+ * builders, the host adapter kit (`HostKit`) every host adapter runs, and the guard's bypass
+ * table (`GuardKit`) every adapter replays through its payloads.
  *
  * `StorageConformance` registers vitest tests, so it needs vitest; a child process of the suite
  * imports `@ratchet/testkit/StorageChild` directly, which does not.
@@ -11,6 +12,8 @@
 
 /** @since 0.1.0 */
 export * as Events from "./Events.js"
+/** @since 0.1.0 */
+export * as GuardKit from "./GuardKit.js"
 /** @since 0.1.0 */
 export * as Histories from "./Histories.js"
 /** @since 0.1.0 */

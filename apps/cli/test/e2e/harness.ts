@@ -289,11 +289,14 @@ export const removeWorlds = (): void => {
   for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true })
 }
 
-/** The environment of the test process, without what would point a child elsewhere. */
+/**
+ * The environment of the test process, without what would point a child elsewhere (a test run
+ * inside an agent host must not hand its project directory to the hooks under test).
+ */
 const baseEnv = (): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith("RATCHET_") || key.startsWith("GIT_") || key === "NO_COLOR" || key === "FORCE_COLOR") continue
+    if (key.startsWith("RATCHET_") || key.startsWith("GIT_") || key === "NO_COLOR" || key === "FORCE_COLOR" || key === "CLAUDE_PROJECT_DIR") continue
     env[key] = value
   }
   return { ...env, NO_COLOR: "1", SHELL: "/bin/sh" }

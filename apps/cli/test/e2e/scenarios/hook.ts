@@ -12,6 +12,11 @@
  *   The session's agent marking the step done is held to the scope: a build's unnamed write
  *   outside it blocks the task, and the session's lease is released with the block.
  * - Bash `ratchet approve …`: denied, in every state tried.
+ * - The issue's bypasses (script -qec, find -exec, python3 -c, base64 | sh, ratchet verify and
+ *   rewind, 80 KB of padding before rm -rf of the store or a write outside the scope, and more),
+ *   replayed through both hosts while a task is RUNNING: denied, and nothing approved. A payload
+ *   cwd of /, of the repository's parent or with NUL does not let a write outside the scope through;
+ *   the project is found from the hook's own directory or CLAUDE_PROJECT_DIR.
  * - Stop with an unverified required criterion: blocked once, allowed with stop_hook_active.
  * - Malformed payloads: a tool call is blocked (exit 2, no stack trace), another event warns;
  *   nothing is written to the store either way.
@@ -91,13 +96,13 @@ export const hookScenarios = (engine: Engine): void => {
       // an approval is denied whatever the state
       const approve = await hook(world, payload(world, "PreToolUse.Bash.ratchet-approve.json"))
       expect(JSON.parse(approve.stdout).hookSpecificOutput).toMatchObject({ permissionDecision: "deny" })
-      expect(JSON.parse(approve.stdout).hookSpecificOutput.permissionDecisionReason).toContain("an agent may not approve")
+      expect(JSON.parse(approve.stdout).hookSpecificOutput.permissionDecisionReason).toContain("is for a person")
 
       // the Codex equivalents: an apply_patch is denied with the state, an approval is denied
       const patchEarly = await hook(world, codex(world, "PreToolUse.apply_patch.json", patchOf("test/date.test.js")), "codex")
       expect(patchEarly.code, patchEarly.stderr).toBe(0)
       expect(denialOf(patchEarly.stdout)).toContain(`Task ${taskId} is INTERVIEWING`)
-      expect(denialOf((await hook(world, codex(world, "PreToolUse.bash-ratchet-approve.json"), "codex")).stdout)).toContain("an agent may not approve")
+      expect(denialOf((await hook(world, codex(world, "PreToolUse.bash-ratchet-approve.json"), "codex")).stdout)).toContain("is for a person")
 
       // drive the task to RUNNING with the manual step awaiting its worker (the created task is
       // cancelled so that the new one is the only task in progress)
@@ -230,6 +235,105 @@ export const hookScenarios = (engine: Engine): void => {
       expect(done[0]!.event.outcome).toBe("Failed")
       expect(done[1]!.event.note).toContain("their end never reported")
       expect(done[2]!.event).toMatchObject({ stepId: "fix", to: "Succeeded" })
+    })
+
+    it("denies the issue's bypasses on both hosts, and finds the project from where the hook runs, not from the payload's cwd", async () => {
+      const world = await makeWorld(engine)
+      const planned = await toPlanApproved(world, "Make the date test deterministic, planned", undefined, manualPlan)
+      expect((await world.run(["run", planned])).code).toBe(0)
+      const running = await status(world, planned)
+      expect(running.state).toBe("RUNNING")
+      const mark = (await events(world, planned)).length
+      const padding = `true ${"x ".repeat(40_000)}`
+      // Written by hand: the issue's forms (T is the task), and a few more of each kind.
+      const forms: ReadonlyArray<readonly [string, string]> = [
+        ["script -qec typing the digest", `printf '${running.digests.plan.slice(7, 15)}\\n' | script -qec 'ratchet approve ${planned} plan' /dev/null`],
+        ["find -exec", `find . -exec ratchet approve ${planned} plan \\;`],
+        ["python3 -c", `python3 -c 'import os; os.system("ratchet approve ${planned} plan")'`],
+        ["base64 piped to sh", `echo ${Buffer.from(`ratchet approve ${planned} plan`).toString("base64")} | base64 -d | sh`],
+        ["ratchet verify", `ratchet verify ${planned} --ac AC-001`],
+        ["ratchet rewind", `ratchet rewind ${planned} --to 3`],
+        ["80 KB of padding, then rm -rf of the store", `${padding}; rm -rf ${world.home}`],
+        ["80 KB of padding, then a write outside the scope", `${padding}; echo hi > README.md`],
+        ["xargs", `echo ${planned} | xargs -I{} ratchet approve {} plan`],
+        ["env -S", `env -S 'ratchet approve ${planned} plan'`],
+        ["eval of decoded text", `eval "$(echo ${Buffer.from(`ratchet approve ${planned} plan`).toString("base64")} | base64 -d)"`],
+        ["a computed program name", `$(printf 'r%sh%s' atc et) approve ${planned} plan`],
+        ["node -e", `node -e 'require("child_process").execSync("ratchet approve ${planned} plan")'`],
+        ["npx with a global option", `npx ratchet -C ${world.repo} approve ${planned} plan`]
+      ]
+      for (const host of ["claude-code", "codex"] as const) {
+        for (const [name, command] of forms) {
+          const input = host === "claude-code"
+            ? payload(world, "PreToolUse.Bash.npm-test.json", (value) => {
+              value["tool_input"]["command"] = command
+            })
+            : codex(world, "PreToolUse.bash-npm-test.json", (value) => {
+              value["tool_input"]["command"] = command
+            })
+          const result = await hook(world, input, host)
+          expect(result.code, `${host} ${name}: ${result.stderr}`).toBe(0)
+          expect(JSON.parse(result.stdout).hookSpecificOutput, `${host} ${name}`).toMatchObject({ hookEventName: "PreToolUse", permissionDecision: "deny" })
+        }
+      }
+      // ordinary commands stay allowed inside the scope
+      for (const command of ["npm test", "git status", "ls", "grep -r date test", "cat README.md | head", `ratchet status ${planned}`]) {
+        const result = await hook(world, payload(world, "PreToolUse.Bash.npm-test.json", (value) => {
+          value["tool_input"]["command"] = command
+        }))
+        expect([result.code, result.stdout], command).toEqual([0, ""])
+      }
+
+      // the payload's cwd is not trusted: /, the repository's parent, one with NUL
+      const readme = path.join(world.repo, "README.md")
+      for (const cwd of ["/", path.dirname(world.repo), `${world.repo}\u0000/test`]) {
+        const edit = await hook(world, payload(world, "PreToolUse.Edit.json", (value) => {
+          value["cwd"] = cwd
+          value["tool_input"]["file_path"] = readme
+        }))
+        expect(JSON.parse(edit.stdout).hookSpecificOutput, JSON.stringify(cwd)).toMatchObject({ permissionDecision: "deny" })
+        const patch = await hook(world, codex(world, "PreToolUse.apply_patch.json", (value) => {
+          value["cwd"] = cwd
+          patchOf(readme)(value)
+        }), "codex")
+        expect(JSON.parse(patch.stdout).hookSpecificOutput, JSON.stringify(cwd)).toMatchObject({ permissionDecision: "deny" })
+        const shell = await hook(world, payload(world, "PreToolUse.Bash.npm-test.json", (value) => {
+          value["cwd"] = cwd
+          value["tool_input"]["command"] = `echo hi > ${readme}`
+        }))
+        expect(JSON.parse(shell.stdout).hookSpecificOutput, JSON.stringify(cwd)).toMatchObject({ permissionDecision: "deny" })
+      }
+      const outside = denialOf((await hook(world, payload(world, "PreToolUse.Edit.json", (value) => {
+        value["cwd"] = "/"
+        value["tool_input"]["file_path"] = readme
+      }))).stdout)
+      expect(outside).toContain(`outside the project ${world.repo}`)
+
+      // the project comes from where the hook runs: CLAUDE_PROJECT_DIR names it even when the hook
+      // starts elsewhere; without it, a hook started above the repository finds it from the cwd below
+      const elsewhere = (env: Record<string, string>) =>
+        world.run(["hook", "claude-code"], {
+          cwd: world.root,
+          env,
+          input: payload(world, "PreToolUse.Edit.json", (value) => {
+            value["tool_input"]["file_path"] = readme
+          })
+        })
+      expect(denialOf((await elsewhere({ CLAUDE_PROJECT_DIR: world.repo })).stdout)).toContain("outside the allowed scope")
+      expect(denialOf((await elsewhere({})).stdout)).toContain("outside the allowed scope")
+      // a project variable that is not an absolute path blocks the call (fail closed)
+      const relative = await elsewhere({ CLAUDE_PROJECT_DIR: "repo" })
+      expect(relative.code).toBe(2)
+      expect(relative.stderr).toContain("CLAUDE_PROJECT_DIR")
+
+      // nothing was approved, verified or rewound: the task runs on, on the same digests
+      const after = await status(world, planned)
+      expect([after.state, after.digests]).toEqual(["RUNNING", running.digests])
+      // (the session attended the step as its worker: its lease — taken back if it lapsed between
+      // calls on a slow machine — and its turn's rejected calls; no intent, approval or verdict)
+      const written = new Set((await events(world, planned)).slice(mark).map((record) => record.type))
+      expect(written).toContain("TurnRecorded")
+      for (const type of written) expect(["LeaseAcquired", "LeaseTakenOver", "TurnRecorded"], type).toContain(type)
     })
 
     it("leaves calls their session never ended to recovery: the step is Indeterminate, the task blocks, one decision settles them", async () => {

@@ -26,6 +26,7 @@ import * as EventStore from "@ratchet/storage/EventStore"
 import * as Migrations from "@ratchet/storage/Migrations"
 import * as SqliteStore from "@ratchet/storage-sqlite/SqliteStore"
 import * as Events from "@ratchet/testkit/Events"
+import * as Signing from "@ratchet/testkit/Signing"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -79,13 +80,16 @@ const contractOf = () => {
   return contract
 }
 
-const receipt = (subject: Event.ReceiptSubject, digest: Digest.Digest, at: number): Event.Receipt => ({
-  subject,
-  digest,
-  actor: user,
-  channel: "terminal",
-  at
-})
+let approverKey: Signing.TestKey | undefined
+// Made on first use, not at import.
+const approver = (): Signing.TestKey => (approverKey ??= Signing.keyOf(1))
+
+/** The project's approvers (the user alone), as the decider is given them. */
+const authorityOf = (key: TaskKey) => Signing.authorityFor(key.projectId, [{ id: user.id, key: approver().key }])
+
+/** The user's signed receipt for `subject` of `key`'s task at `revision` (null for a restatement). */
+const receipt = (key: TaskKey, subject: Event.ReceiptSubject, digest: Digest.Digest, revision: number | null, at: number): Event.Receipt =>
+  Signing.receipt(approver(), key.projectId, key.taskId, revision, { subject, digest, actor: user, channel: "terminal", at })
 
 /** One append of a history: its events and the lease epoch it presents. */
 export interface Batch {
@@ -119,10 +123,22 @@ const prefix = (key: TaskKey, at: number): ReadonlyArray<Batch> => {
     ...decide({ _tag: "BeginInterview", actor: user, at, projectInitialized: true, storeWritable: true }),
     ...decide({ _tag: "Restate", actor: agent, at, text: "Make the nightly build pass again." })
   ]
-  first.push(...decide({ _tag: "ApproveRestatement", actor: user, at, receipt: receipt("restatement", task().brief.restatement!.digest, at) }))
+  first.push(...decide({
+    _tag: "ApproveRestatement",
+    actor: user,
+    at,
+    receipt: receipt(key, "restatement", task().brief.restatement!.digest, null, at),
+    authority: authorityOf(key)
+  }))
   first.push(...decide({ _tag: "CloseBrief", actor: user, at }))
   first.push(...decide({ _tag: "ProposeSpec", actor: agent, at, spec }))
-  first.push(...decide({ _tag: "ApproveSpec", actor: user, at, receipt: receipt("spec", task().spec!.digest, at) }))
+  first.push(...decide({
+    _tag: "ApproveSpec",
+    actor: user,
+    at,
+    receipt: receipt(key, "spec", task().spec!.digest, task().spec!.revision, at),
+    authority: authorityOf(key)
+  }))
   first.push(...decide({
     _tag: "RecordPreflight",
     actor: system,
@@ -130,7 +146,13 @@ const prefix = (key: TaskKey, at: number): ReadonlyArray<Batch> => {
     observation: { head: "abc123", dirtyPaths: [], missingPaths: [], invalidScopes: [] }
   }))
   first.push(...decide({ _tag: "ProposePlan", actor: agent, at, plan }))
-  first.push(...decide({ _tag: "ApprovePlan", actor: user, at, receipt: receipt("plan", task().plan!.digest, at) }))
+  first.push(...decide({
+    _tag: "ApprovePlan",
+    actor: user,
+    at,
+    receipt: receipt(key, "plan", task().plan!.digest, task().plan!.revision, at),
+    authority: authorityOf(key)
+  }))
   const runId = runIdOf(key.taskId)
   const second: Array<Event.Event> = [
     Events.leaseAcquired(deadEpoch, Events.owner("dead-runner"), { heartbeatMs: 1, graceMs: 1 }, { at }),
@@ -141,7 +163,8 @@ const prefix = (key: TaskKey, at: number): ReadonlyArray<Batch> => {
       runId,
       specDigest: task().spec!.digest,
       planDigest: task().plan!.digest,
-      lease: { held: true, epoch: deadEpoch }
+      lease: { held: true, epoch: deadEpoch },
+      authority: authorityOf(key)
     }),
     Events.checkpointRecorded("run_start", runId, { at })
   ]

@@ -6,7 +6,7 @@
  * What a killed runner leaves (reads/history.ts): each task RUNNING, its last attempt Running with
  * a dispatched, unresolved intent, under the dead runner's lease, whose grace has passed. The step
  * is neither idempotent nor probed, so recovery must take the lease over, mark the attempt
- * Indeterminate and block the task for a person to settle (RunState's recovery table), and the
+ * Indeterminate and block the task for a person to settle (the kernel's Progress recovery table), and the
  * runner then stops: the operation ends when the recovery is done, with nothing else run.
  *
  * One operation is one process of the bundled runner (`ratchet-runner --any --takeover-expired

@@ -137,7 +137,7 @@ describe("ratchet-runner: a hostile environment", { timeout: 120_000 }, () => {
 
   it.each(faults)("RATCHET_FAULT=%s: exit 2 naming the fault points", async (_, fault) => {
     const result = await runner(["t-1"], { RATCHET_FAULT: fault })
-    refused(result, "is not a fault point; use one of attempt-started,")
+    refused(result, "is not a fault point; use one of step-started,")
     // The value is quoted and cut short, never echoed whole.
     expect(result.stderr.length).toBeLessThan(1_000)
     expect(result.stderr).not.toContain("\u001b")

@@ -97,6 +97,13 @@ export interface Request<E, R> {
   readonly epoch: number | null
   /** Load the run's attempts and intents for the decision (a run command needs them). */
   readonly withRun?: boolean | undefined
+  /**
+   * The stream as the caller last saw it (an earlier write's `after`): the first decision is taken
+   * against it without a read. It is only a guess: the append still carries its version, and a
+   * stream that moved since is read afresh and decided again. A writer that holds the lease (the
+   * runner) is the only one appending, so its guess is right and its steady state reads nothing.
+   */
+  readonly known?: Read | undefined
   /** The commands (and facts) to decide against the stream as read, at `at` (the caller's clock). */
   readonly decide: (read: Read, at: number) => Effect.Effect<ReadonlyArray<Decider.Command | Event.Event>, E, R>
   /** Events appended after the decided ones, in the same transaction (a lease's release), when any were decided. */
@@ -141,7 +148,7 @@ export const handle = <E, R>(request: Request<E, R>): Effect.Effect<Handled, Han
     const models = yield* ReadModel.ReadModels
     const { branch, epoch, projectId, streamId } = request
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      const before = yield* read(projectId, streamId, branch, request.withRun === true)
+      const before = attempt === 1 && request.known !== undefined ? request.known : yield* read(projectId, streamId, branch, request.withRun === true)
       if (before.summary !== null && epoch === null) {
         const lease = yield* models.lease(projectId, streamId)
         if (lease !== null && lease.held) return yield* conflictOf(streamId, null, lease, lease.epoch, true, request.describeHolder)
@@ -187,7 +194,7 @@ export const handle = <E, R>(request: Request<E, R>): Effect.Effect<Handled, Han
         after: {
           ...before,
           summary: { projectId, streamId, branch, version: result.version, lastLsn: result.lastLsn, task: done },
-          run: request.withRun === true ? after.run : Run.initial
+          run: request.withRun === true || request.known !== undefined ? after.run : Run.initial
         }
       } satisfies Handled
     }

@@ -51,7 +51,7 @@ import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as Projection from "./Projection.js"
 import * as RunReport from "./RunReport.js"
 import * as RunRequest from "./RunRequest.js"
-import * as RunState from "./RunState.js"
+import * as Progress from "@ratchet/kernel/Progress"
 import * as Signed from "./Signed.js"
 import * as StepScope from "./StepScope.js"
 import * as TaskBranch from "./TaskBranch.js"
@@ -864,7 +864,7 @@ export const make: Effect.Effect<
     task.plan === null || task.run === null
       ? Effect.succeed(null)
       : Effect.map(runRows(task), ({ attempts, intents }) =>
-        RunState.unsettledStep((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents))
+        Progress.unsettledStep((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents))
 
   const requestStop: Service["requestStop"] = (taskId, input, invocation) =>
     Effect.gen(function*() {
@@ -945,7 +945,7 @@ export const make: Effect.Effect<
               })
             }
             const { attempts, intents } = yield* runRows(task)
-            const status = RunState.statusOf(step.id, attempts, intents)
+            const status = Progress.statusOf(step.id, attempts, intents)
             if (step.manual === undefined || status._tag !== "Open") {
               return yield* new ControllerError.InvalidRequest({
                 field: "step",
@@ -1003,7 +1003,7 @@ export const make: Effect.Effect<
     task.state !== "RUNNING" || task.plan === null || task.run === null
       ? Effect.succeed(null)
       : Effect.map(runRows(task), ({ attempts, intents }) => {
-        const awaiting = RunState.awaitingWorker((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents)
+        const awaiting = Progress.awaitingWorker((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents)
         if (awaiting === null) return null
         const row = attempts.find((candidate) => candidate.stepId === awaiting.step.id && candidate.attempt === awaiting.attempt)
         return {
@@ -1092,7 +1092,7 @@ export const make: Effect.Effect<
   const unsettled = (task: Task.Task, stepId: string) =>
     Effect.gen(function*() {
       const { attempts, intents } = yield* runRows(task)
-      const status = RunState.statusOf(stepId, attempts, intents)
+      const status = Progress.statusOf(stepId, attempts, intents)
       if (task.state !== "BLOCKED" || task.run === null || status._tag !== "Unsettled") {
         return yield* new ControllerError.InvalidRequest({
           field: "--resolve",
@@ -1170,7 +1170,7 @@ export const make: Effect.Effect<
         const outcome = input.outcome === "succeeded" ? "Succeeded" as const : "Failed" as const
         const meta = { version: 1 as const, actor: invocation.actor, at }
         const { attempts, intents } = yield* runRows(task)
-        const pendingSteps = task.plan === null ? [] : RunState.pendingSteps(task.plan.plan, attempts, intents)
+        const pendingSteps = task.plan === null ? [] : Progress.pendingSteps(task.plan.plan, attempts, intents)
         return [
           ...found.open.map((intentId) => ({ _tag: "IntentResolved", ...meta, intentId, outcome, resultRefs: [] }) satisfies Event.Event),
           {
@@ -1219,7 +1219,7 @@ export const make: Effect.Effect<
       if (task.spec !== null && task.spec.digest !== last.specDigest) found.push(`the spec digest changed from ${last.specDigest} to ${task.spec.digest}`)
       if (task.plan !== null && task.plan.digest !== last.planDigest) found.push(`the plan digest changed from ${last.planDigest} to ${task.plan.digest}`)
       if (found.length === 0) return [resumed]
-      const block = RunState.decisionNeeded(
+      const block = Progress.decisionNeeded(
         { actor, at },
         `The checkout changed while the run was paused: ${found.join("; ")}. Restore it, or accept the change: ratchet unblock ${task.taskId} --to RUNNING --resolution "…" (or ratchet reopen ${task.taskId} --reason "…").`,
         found.slice(0, 20)
@@ -1308,11 +1308,11 @@ export const make: Effect.Effect<
         ])
       }))
 
-  /** Plan steps the current run has not done (RunState: succeeded, or settled as succeeded). */
+  /** Plan steps the current run has not done (Progress: succeeded, or settled as succeeded). */
   const pendingStepsOf = (task: Task.Task) =>
     task.plan === null || task.run === null
       ? Effect.succeed(task.plan?.plan.steps.map((step) => step.id) ?? [])
-      : Effect.map(runRows(task), ({ attempts, intents }) => RunState.pendingSteps((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents))
+      : Effect.map(runRows(task), ({ attempts, intents }) => Progress.pendingSteps((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents))
 
   /**
    * Whether the code changed, for an unblock: the work tree now against the tree the run recorded

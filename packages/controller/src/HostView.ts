@@ -20,7 +20,7 @@ import { Project } from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Episode from "./Episode.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
-import * as RunState from "./RunState.js"
+import * as Progress from "@ratchet/kernel/Progress"
 import * as TaskBranch from "./TaskBranch.js"
 
 /**
@@ -91,7 +91,7 @@ const awaitingOf = (task: Task.Task, branch: string) =>
     const snapshot = yield* (yield* ReadModel.ReadModels).snapshot(task.taskId, branch)
     const attempts = [...snapshot.attempts.values()].filter((row) => row.runId === runId)
     const intents = [...snapshot.intents.values()].filter((row) => row.runId === runId)
-    const awaiting = RunState.awaitingWorker(task.plan.plan, attempts, intents)
+    const awaiting = Progress.awaitingWorker(task.plan.plan, attempts, intents)
     if (awaiting === null) return null
     const row = attempts.find((candidate) => candidate.stepId === awaiting.step.id && candidate.attempt === awaiting.attempt)
     return { stepId: awaiting.step.id, attempt: awaiting.attempt, turn: row?.turn ?? Turn.initial }

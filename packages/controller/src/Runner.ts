@@ -5,28 +5,31 @@
  * soon as the run has no work it can do by itself: every step done (the task is VERIFYING), a
  * manual step awaiting its worker, the task BLOCKED, PAUSED or CANCELLED.
  *
- * Every durable boundary is one append (ADR 0011):
- * 1. attempt start: `AttemptScheduled`, `AttemptTransitioned` Pending → Running, `IntentRecorded`;
- * 2. dispatch: `IntentDispatched`, written before the child process starts;
- * 3. result: `CommandExited`, `IntentResolved`, the attempt's end and what the kernel decides
- *    about it (a successor, or BLOCKED), or a scope violation's block;
- * 4. step boundary: `BoundaryRecorded` and a `step` checkpoint (the tree it observed is stored as
- *    a blob under the boundary's `dirtyDigest` first: a manual step's changes are checked against
- *    the boundary recorded when it opened, see {@link StepScope}).
+ * Every write goes through the command handler (`RunWriter`), decided by the kernel (the task's
+ * and the run's deciders), and every durable boundary is one transaction (ADR 0011, ADR 0020):
+ * 1. before a command runs: its attempt scheduled and admitted, its intent recorded and dispatched
+ *    (`StartStep`);
+ * 2. after it ended: its exit, the intent's resolution and the attempt's end (`FinishStep`), what
+ *    the kernel decides about the task (a block, a failure counted), the step boundary with its
+ *    checkpoint, and, when the plan already says what runs next, that step's start. In a steady
+ *    run each step therefore costs one commit.
  *
- * At every start it first recovers what a dead runner left open (see {@link RunState}'s table): an
- * attempt with no dispatched intent is cancelled cleanly; a dispatched, unresolved one is probed,
- * re-run when idempotent, or left Indeterminate with the task BLOCKED for a person to settle. A
- * non-idempotent side effect is never re-run silently.
+ * The tree a boundary observed is the tree the next command starts from, so a step costs one look
+ * at the work tree; it is stored as a blob under the boundary's `dirtyDigest` (a manual step's
+ * changes are checked against the boundary recorded when it opened, see {@link StepScope}).
+ *
+ * At every start it first recovers what a dead runner left open (`RunRecovery`).
  *
  * @since 0.1.0
  */
 import * as os from "node:os"
 import * as path from "node:path"
-import * as Attempt from "@ratchet/kernel/Attempt"
+import type * as Attempt from "@ratchet/kernel/Attempt"
+import * as Decider from "@ratchet/kernel/Decider"
 import type * as Event from "@ratchet/kernel/Event"
-import * as Intent from "@ratchet/kernel/Intent"
 import type * as Plan from "@ratchet/kernel/Plan"
+import * as PlanProgress from "@ratchet/kernel/Progress"
+import type * as Run from "@ratchet/kernel/Run"
 import * as Task from "@ratchet/kernel/Task"
 import * as LeaseError from "@ratchet/lease/LeaseError"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
@@ -41,35 +44,34 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
+import * as CommandHandler from "./CommandHandler.js"
 import { Project } from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Projection from "./Projection.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
+import * as RunRecovery from "./RunRecovery.js"
 import * as RunReport from "./RunReport.js"
 import * as RunRequest from "./RunRequest.js"
-import * as RunState from "./RunState.js"
-import * as Scope from "./Scope.js"
-import * as StepProcess from "./StepProcess.js"
+import * as RunStep from "./RunStep.js"
+import * as RunWriter from "./RunWriter.js"
 import * as StepScope from "./StepScope.js"
 import * as TaskBranch from "./TaskBranch.js"
 import * as WorkTree from "./WorkTree.js"
 
 /**
  * The named durable boundaries a fault can be injected at (a test facility: the runner kills
- * itself with SIGKILL there when `RATCHET_FAULT` names one).
+ * itself with SIGKILL there when `RATCHET_FAULT` names one, the first time it passes it).
+ *
+ * - `step-started`: a step's start and dispatch are committed; its command has not started.
+ * - `child-started`: its command is running.
+ * - `child-exited`: its command ended; nothing about its end is recorded.
+ * - `step-finished`: its end, the boundary, and the next step's start when the plan determined it,
+ *   are committed (in one transaction); the next command has not started.
  *
  * @since 0.1.0
  * @category models
  */
-export const faultPoints = [
-  "attempt-started",
-  "intent-dispatched",
-  "child-started",
-  "child-exited",
-  "intent-resolved",
-  "before-checkpoint",
-  "after-checkpoint"
-] as const
+export const faultPoints = ["step-started", "child-started", "child-exited", "step-finished"] as const
 
 /**
  * @since 0.1.0
@@ -165,24 +167,31 @@ export type RunError =
   | EventStore.InvalidRequest
   | StorageError
   | WorkTree.WorkTreeError
+  | Run.Refused
+  | ControllerError.WriteConflict
 
-/** How often a long step reports that it is still running (elapsed time). */
-const tickMs = 5_000
-
-/** How often a running child's runner looks for a cancel request. */
-const requestPollMs = 200
-
-/** How long recovery waits for a dead runner's command that is still running, when its step has no timeout. */
-const orphanWaitSeconds = 600
-
-/** The timeout of a recovery probe when its step declares none. */
-const defaultProbeTimeoutMs = 60_000
+/** How often, at most, the task's projections are rewritten while steps run (always when the run stops). */
+const projectEveryMs = 5_000
 
 const newId = (prefix: string) => `${prefix}-${crypto.randomUUID().replace(/-/g, "").slice(0, 12)}`
 
 /** The identity of this runner process as a lease owner. */
 const ownerOf = (workspaceId: string) =>
   Owner.current({ workspaceId, host: "runner", sessionRef: os.hostname().slice(0, 200) || "unknown-host" })
+
+/** The run started by a fresh runner lost a race for the task: it takes the lease the usual way. */
+class Raced {
+  readonly _tag = "Raced"
+}
+
+/** A step whose start a write committed, and whose command runs next. */
+interface Started {
+  readonly step: Plan.Step
+  readonly command: string
+  readonly attempt: number
+  readonly intentId: string
+  readonly index: number
+}
 
 /**
  * Runs `options.taskId` until it has no work the runner can do by itself.
@@ -197,7 +206,6 @@ export const run = (
     const project = yield* Project
     const store = yield* EventStore.EventStore
     const models = yield* ReadModel.ReadModels
-    const blobs = yield* BlobStore.BlobStore
     const leases = yield* LeaseManager.LeaseManager
     const projectId = project.project.projectId
     const root = project.root
@@ -211,21 +219,17 @@ export const run = (
     // Where step commands write their output (and pid files) on this machine.
     const outputDir = path.join(options.home, "output")
 
-    const summaryOf = Effect.gen(function*() {
-      const summary = yield* models.taskSummary(taskId, branch)
-      if (summary === null || summary.projectId !== projectId) return yield* new ControllerError.TaskNotFound({ taskId, projectId })
-      return summary
-    })
-
-    const first = yield* summaryOf
-    const startState = first.task.state
+    const first = yield* CommandHandler.read(projectId, taskId, branch, true)
+    if (first.summary === null || first.summary.projectId !== projectId) return yield* new ControllerError.TaskNotFound({ taskId, projectId })
+    const firstTask = first.summary.task
+    const startState = firstTask.state
     if (startState !== "PLAN_APPROVED" && startState !== "RUNNING") {
       return yield* new Task.Refused({
         code: Task.isTerminal(startState) ? "terminal_state" : startState === "PAUSED" ? "task_paused" : "forbidden_transition",
         command: "Run",
         state: startState,
         reason: `a run executes a task that is PLAN_APPROVED or RUNNING; this one is ${startState}.`,
-        action: Task.nextStep(first.task)
+        action: Task.nextStep(firstTask)
       })
     }
 
@@ -235,53 +239,48 @@ export const run = (
     const released = yield* Ref.make(false)
     let started = false
     let lease: LeaseManager.Lease
+    let initial: CommandHandler.Read | null = null
     if (options.takeover && observed.status !== "free") {
       lease = (yield* leases.takeover(key, owner, { actor })).lease
-    } else if (startState === "PLAN_APPROVED" && observed.status === "free" && first.task.spec !== null && first.task.plan !== null) {
+    } else if (startState === "PLAN_APPROVED" && observed.status === "free" && firstTask.spec !== null && firstTask.plan !== null) {
       // A fresh run: the lease and the run start (with its checkpoint) in one append, so a run is
       // never started without its lease nor a lease taken for a run that never started.
-      const at = yield* Clock.currentTimeMillis
       const epoch = (observed.epoch ?? 0) + 1
       const runId = newId("run")
-      const decided = Task.decide({
-        _tag: "StartRun",
-        actor,
-        at,
-        runId,
-        specDigest: first.task.spec.digest,
-        planDigest: first.task.plan.digest,
-        lease: { held: true, epoch },
-        authority: yield* ProjectApprovers.authority(projectId)
-      }, first.task)
-      if (Either.isLeft(decided)) return yield* decided.left
-      yield* store.append({
+      const authority = yield* ProjectApprovers.authority(projectId)
+      const fresh = yield* CommandHandler.handle({
         projectId,
         streamId: taskId,
         branch,
-        expectedVersion: first.version,
         epoch,
-        operationId: newId("op"),
-        events: [
-          {
-            _tag: "LeaseAcquired",
-            version: 1,
-            actor,
-            at,
-            epoch,
-            owner,
-            heartbeatMs: leases.settings.heartbeatMs,
-            graceMs: leases.settings.graceMs
-          },
-          ...decided.right,
-          { _tag: "CheckpointRecorded", version: 1, actor, at, kind: "run_start", runId }
-        ]
+        withRun: true,
+        known: first,
+        decide: (read, at) =>
+          read.summary?.version !== first.summary?.version || firstTask.spec === null || firstTask.plan === null
+            ? Effect.fail(new Raced())
+            : Effect.succeed([
+              {
+                _tag: "LeaseAcquired",
+                version: 1,
+                actor,
+                at,
+                epoch,
+                owner,
+                heartbeatMs: leases.settings.heartbeatMs,
+                graceMs: leases.settings.graceMs
+              } satisfies Event.Event,
+              { _tag: "StartRun", actor, at, runId, specDigest: firstTask.spec.digest, planDigest: firstTask.plan.digest, lease: { held: true, epoch }, authority },
+              { _tag: "CheckpointRecorded", version: 1, actor, at, kind: "run_start", runId } satisfies Event.Event
+            ]),
+        describeHolder: () => "another writer"
       }).pipe(
-        Effect.catchTag("@ratchet/storage/StaleEpoch", () => Effect.flatMap(leases.acquire(key, owner, { actor }), () => Effect.void)),
-        Effect.catchTag("@ratchet/storage/VersionConflict", () => Effect.flatMap(leases.acquire(key, owner, { actor }), () => Effect.void))
+        Effect.map((handled): CommandHandler.Read | null => handled.after),
+        Effect.catchTags({ Raced: () => Effect.succeed(null), "@ratchet/controller/LeaseConflict": () => Effect.succeed(null) })
       )
       // The same owner's held lease, as the lease manager's value (acquire is reentrant for it).
       lease = yield* leases.acquire(key, owner, { actor })
-      started = true
+      started = fresh !== null
+      initial = fresh
     } else {
       lease = yield* leases.acquire(key, owner, { actor })
     }
@@ -316,59 +315,19 @@ export const run = (
       Effect.forkScoped
     )
 
-    // ---- appends --------------------------------------------------------------------------------
+    // ---- writes ---------------------------------------------------------------------------------
     const epoch = lease.epoch
     const meta = (at: number) => ({ version: 1 as const, actor, at })
-
-    /** One transaction: `build`'s events against the fresh task, under the lease. */
-    const append = (build: (task: Task.Task, at: number) => Effect.Effect<ReadonlyArray<Event.Event>, Task.Refused | Task.Held> | ReadonlyArray<Event.Event>) =>
-      Effect.gen(function*() {
-        const summary = yield* summaryOf
-        const at = yield* Clock.currentTimeMillis
-        const built = build(summary.task, at)
-        const events = Effect.isEffect(built) ? yield* built : built
-        if (events.length === 0) return summary
-        yield* store.append({
-          projectId,
-          streamId: taskId,
-          branch,
-          expectedVersion: summary.version,
-          epoch,
-          operationId: newId("op"),
-          events
-        }).pipe(
-          Effect.tapErrorTag("@ratchet/storage/StaleEpoch", (stale) =>
-            Deferred.fail(lost, new LeaseError.LeaseLost({ projectId, taskId, epoch, currentEpoch: stale.current, held: stale.held })))
-        )
-        return yield* summaryOf
-      })
-
-    /** The kernel's events for `commands`, decided one after another from `task`. */
-    const decideAll = (task: Task.Task, commands: ReadonlyArray<Task.Command>) => {
-      let state: Task.Aggregate = task
-      const events: Array<Event.Event> = []
-      for (const command of commands) {
-        const decision = Task.decide(command, state)
-        if (Either.isLeft(decision)) return Effect.fail(decision.left)
-        for (const event of decision.right) {
-          events.push(event)
-          state = Task.evolve(state, event)
-        }
-      }
-      return Effect.succeed(events as ReadonlyArray<Event.Event>)
-    }
-
-    /** The attempt transition event, checked against the attempt machine. */
-    const transition = (runId: string, stepId: string, attempt: number, from: Attempt.State, cause: Attempt.Cause, at: number): Event.Event => {
-      const to = Either.getOrThrowWith(Attempt.transition(from, cause), (error) => error)
-      return { _tag: "AttemptTransitioned", ...meta(at), runId, stepId, attempt, from, to }
-    }
-
-    /** The intent resolution, checked against the intent machine. */
-    const resolution = (intentId: string, outcome: Intent.Outcome, resultRefs: ReadonlyArray<string>, at: number): Event.Event => {
-      Either.getOrThrowWith(Intent.transition(Intent.dispatched, Intent.resolve(outcome)), (error) => error)
-      return { _tag: "IntentResolved", ...meta(at), intentId, outcome, resultRefs }
-    }
+    // Taking the lease wrote to the stream: the run starts from what is stored now.
+    const writer = RunWriter.make({
+      projectId,
+      taskId,
+      branch,
+      epoch,
+      initial: initial ?? (yield* CommandHandler.read(projectId, taskId, branch, true)),
+      lost
+    })
+    const taskNow = () => writer.current().summary?.task ?? firstTask
 
     const runOf = (task: Task.Task) => {
       if (task.run === null || task.plan === null || task.spec === null) {
@@ -377,317 +336,65 @@ export const run = (
       return Effect.succeed({ run: task.run, plan: task.plan.plan, spec: task.spec })
     }
 
-    const rowsOf = (runId: string) =>
+    // The projections are a view for people: rewritten when the run stops, and at most once a
+    // five seconds while it runs (each rewrite reads the run's events and syncs directories).
+    let projectedAt = 0
+    const project_ = (task: Task.Task, force: boolean) =>
       Effect.gen(function*() {
-        const snapshot = yield* models.snapshot(taskId, branch)
-        const attempts = [...snapshot.attempts.values()].filter((row) => row.runId === runId)
-        const intents = [...snapshot.intents.values()].filter((row) => row.runId === runId)
-        return { attempts, intents }
-      })
-
-    const project_ = (task: Task.Task) =>
-      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        if (!force && now - projectedAt < projectEveryMs) return
+        projectedAt = now
         const report = yield* RunReport.render(task, branch).pipe(Effect.catchAll(() => Effect.succeed(null)))
         yield* Projection.write(root, task, report).pipe(Effect.catchAll(() => Effect.void))
       })
 
-    // ---- recovery -------------------------------------------------------------------------------
-    const waitForOrphan = (intentId: string, step: Plan.Step) =>
-      Effect.gen(function*() {
-        const pgid = StepProcess.orphan(outputDir, intentId)
-        if (pgid === null) return
-        progress({ type: "orphan", taskId, stepId: step.id, pgid })
-        const limit = (step.timeoutSeconds ?? orphanWaitSeconds) * 1000
-        const started = yield* Clock.currentTimeMillis
-        while (StepProcess.orphan(outputDir, intentId) !== null) {
-          if ((yield* Clock.currentTimeMillis) - started > limit) {
-            StepProcess.killGroup(pgid)
-            break
-          }
-          yield* Effect.sleep(Duration.millis(requestPollMs))
-        }
-      }).pipe(Effect.ensuring(Effect.sync(() => StepProcess.discard(outputDir, intentId))))
+    /** The step boundary over `tree` and its checkpoint: where a rewind can return to. */
+    const boundaryOf = (task: Task.Task, tree: WorkTree.Observation, nextStep: string | null, at: number): ReadonlyArray<Event.Event> => {
+      const current = task.run as NonNullable<Task.Task["run"]>
+      return [
+        {
+          _tag: "BoundaryRecorded",
+          ...meta(at),
+          runId: current.runId,
+          head: tree.head,
+          dirtyPaths: [...tree.dirty.keys()],
+          dirtyDigest: WorkTree.dirtyDigest(tree),
+          specDigest: task.spec?.digest ?? current.specDigest,
+          planDigest: task.plan?.digest ?? current.planDigest,
+          nextStep
+        },
+        { _tag: "CheckpointRecorded", ...meta(at), kind: "step", runId: current.runId }
+      ]
+    }
 
-    const recover = (task: Task.Task) =>
-      Effect.gen(function*() {
-        if (task.state !== "RUNNING") return
-        const { plan, run: current } = yield* runOf(task)
-        const { attempts, intents } = yield* rowsOf(current.runId)
-        for (const step of plan.steps) {
-          const status = RunState.statusOf(step.id, attempts, intents)
-          if (status._tag !== "Open") continue
-          const own = intents.filter((intent) => intent.stepId === step.id && intent.attempt === status.attempt)
-          const decision = RunState.recoveryOf(step, own)
-          // A dead runner's command may still be running on this machine: nothing about its effect
-          // is decided before it ends (within its timeout, after which its group is killed).
-          if (decision._tag === "Probe" || decision._tag === "Rerun" || decision._tag === "Indeterminate") {
-            yield* waitForOrphan(decision.intentId, step)
-          }
-          const runId = current.runId
-          const attempt = status.attempt
-          const note = (at: number, text: string): Event.Event => ({ _tag: "AttemptNoted", ...meta(at), runId, stepId: step.id, attempt, note: text })
-          switch (decision._tag) {
-            case "AwaitWorker":
-              continue
-            case "CancelClean":
-              yield* append((_task, at) => [
-                ...own.filter((intent) => intent.state === "Pending").map((intent): Event.Event => ({
-                  _tag: "IntentAbandoned",
-                  ...meta(at),
-                  intentId: intent.intentId,
-                  reason: "the runner stopped before dispatching it; nothing external happened"
-                })),
-                transition(runId, step.id, attempt, status.state, Attempt.cancel(false), at),
-                note(at, "recovered: the runner stopped before the side effect was dispatched; cancelled cleanly, a successor runs")
-              ])
-              break
-            case "Rerun":
-              yield* append((_task, at) => [
-                resolution(decision.intentId, "Failed", [], at),
-                transition(runId, step.id, attempt, status.state, Attempt.fail, at),
-                note(at, "recovered: the side effect was dispatched and its outcome is unknown; the step is idempotent, so a successor re-runs it")
-              ])
-              break
-            case "Probe": {
-              const probe = StepProcess.start({
-                command: decision.command,
-                cwd: root,
-                timeoutMs: step.timeoutSeconds === undefined ? defaultProbeTimeoutMs : step.timeoutSeconds * 1000,
-                env: StepProcess.environment({ taskId, stepId: step.id, attempt }),
-                directory: outputDir,
-                name: `${decision.intentId}.probe`
-              })
-              const ended = yield* probe.exit
-              const verdict = ended.timedOut || ended.spawnError !== null ? "unknown" : RunState.probeVerdict(ended.exitCode)
-              if (verdict === "happened") {
-                yield* append((_task, at) => [
-                  resolution(decision.intentId, "Succeeded", [], at),
-                  transition(runId, step.id, attempt, status.state, Attempt.succeed, at),
-                  note(at, "recovered: the probe exited 0, so the side effect happened; resolved as succeeded")
-                ])
-              } else if (verdict === "not_happened") {
-                yield* append((_task, at) => [
-                  resolution(decision.intentId, "Failed", [], at),
-                  transition(runId, step.id, attempt, status.state, Attempt.fail, at),
-                  note(at, "recovered: the probe exited 1, so the side effect did not happen; a successor runs")
-                ])
-              } else {
-                yield* indeterminate(runId, step, attempt, status.state, decision.intentId,
-                  `the probe could not tell (${ended.timedOut ? "it timed out" : ended.spawnError ?? `exit ${ended.exitCode ?? ended.signal}`})`)
-              }
-              break
-            }
-            case "Indeterminate":
-              yield* indeterminate(runId, step, attempt, status.state, decision.intentId, "the step is neither idempotent nor probed")
-              break
-          }
-          progress({ type: "recovered", taskId, stepId: step.id, attempt, decision: decision._tag })
-        }
-      })
+    /**
+     * What starts `step` as its attempt `attempt`: scheduled unless verification scheduled it,
+     * admitted, and for a command its intent recorded and dispatched.
+     */
+    const startOf = (runId: string, step: Plan.Step, status: PlanProgress.StepStatus, index: number, at: number) => {
+      const scheduled = status._tag === "Scheduled"
+      const attempt = status._tag === "NotStarted" ? 1 : scheduled ? status.attempt : status.attempt + 1
+      const command = step.run?.command ?? null
+      const intentId = newId("in")
+      const item: Decider.Command = {
+        _tag: "StartStep",
+        actor,
+        at,
+        runId,
+        stepId: step.id,
+        attempt,
+        scheduled,
+        effect: command === null ? null : { intentId, description: command }
+      }
+      return { item, step, attempt, started: command === null ? null : { step, command, attempt, intentId, index } satisfies Started }
+    }
 
-    const indeterminate = (
-      runId: string,
-      step: Plan.Step,
-      attempt: number,
-      from: Attempt.State,
-      intentId: string,
-      why: string
-    ) =>
-      append((task, at) =>
-        Effect.map(
-          decideAll(task, [RunState.decisionNeeded(
-            { actor, at },
-            `Step ${step.id} was started and its runner died before recording the outcome (${why}). Check whether its effect happened, then: ratchet unblock ${taskId} --resolve ${step.id} succeeded|failed`,
-            [intentId]
-          )]),
-          (blocked) => [
-            transition(runId, step.id, attempt, from, Attempt.cancel(true), at),
-            { _tag: "AttemptNoted", ...meta(at), runId, stepId: step.id, attempt, note: `recovered: Indeterminate; ${why}` } satisfies Event.Event,
-            ...blocked
-          ]
-        )
-      )
+    /** Whether the run should stop before starting another step: a request for it is waiting. */
+    const requested = () => {
+      const found = RunRequest.read(options.home, taskId)
+      return found !== null && RunRequest.isFor(found, epoch)
+    }
 
-    // ---- one step -------------------------------------------------------------------------------
-    const boundary = (task: Task.Task, nextStep: string | null) =>
-      Effect.gen(function*() {
-        const { run: current } = yield* runOf(task)
-        const tree = yield* WorkTree.observe(root)
-        // The tree itself, under the reference that equals the boundary's `dirtyDigest`: a manual
-        // step's worker is held to the scope against it when the step is marked done (StepScope).
-        yield* StepScope.storeTree(tree)
-        fault("before-checkpoint")
-        const after = yield* append((fresh, at) => [
-          {
-            _tag: "BoundaryRecorded",
-            ...meta(at),
-            runId: current.runId,
-            head: tree.head,
-            dirtyPaths: [...tree.dirty.keys()],
-            dirtyDigest: WorkTree.dirtyDigest(tree),
-            specDigest: fresh.spec?.digest ?? current.specDigest,
-            planDigest: fresh.plan?.digest ?? current.planDigest,
-            nextStep
-          },
-          { _tag: "CheckpointRecorded", ...meta(at), kind: "step", runId: current.runId }
-        ])
-        fault("after-checkpoint")
-        yield* project_(after.task)
-        return after
-      })
-
-    const runStep = (task: Task.Task, step: Plan.Step, command: string, attempt: number, index: number, total: number, scheduled: boolean) =>
-      Effect.gen(function*() {
-        const { run: current, spec } = yield* runOf(task)
-        const runId = current.runId
-        const intentId = newId("in")
-        yield* append((_task, at) => [
-          // A successor verification scheduled is admitted as it is; any other attempt starts here.
-          ...(scheduled ? [] : [{ _tag: "AttemptScheduled", ...meta(at), runId, stepId: step.id, attempt } satisfies Event.Event]),
-          transition(runId, step.id, attempt, "Pending", Attempt.admit, at),
-          { _tag: "IntentRecorded", ...meta(at), intentId, runId, stepId: step.id, attempt, description: command.slice(0, 65_536) }
-        ])
-        fault("attempt-started")
-        progress({ type: "step", taskId, stepId: step.id, index, total, attempt, command })
-        const before = yield* WorkTree.observe(root)
-        yield* append((_task, at) => [{ _tag: "IntentDispatched", ...meta(at), intentId }])
-        fault("intent-dispatched")
-        const child = StepProcess.start({
-          command,
-          cwd: root,
-          timeoutMs: step.timeoutSeconds === undefined ? null : step.timeoutSeconds * 1000,
-          env: StepProcess.environment({ taskId, stepId: step.id, attempt }),
-          directory: outputDir,
-          name: intentId,
-          onOutput: (stream, text) => progress({ type: "output", taskId, stepId: step.id, stream, text })
-        })
-        fault("child-started")
-        // While the child runs, a cancel from another terminal (or a lost lease) stops it.
-        let cancelRequest: RunRequest.Request | null = null
-        const startedAt = yield* Clock.currentTimeMillis
-        let lastTick = startedAt
-        const watch = Effect.gen(function*() {
-          while (true) {
-            yield* Effect.sleep(Duration.millis(requestPollMs))
-            const now = yield* Clock.currentTimeMillis
-            if (now - lastTick >= tickMs) {
-              lastTick = now
-              progress({ type: "tick", taskId, stepId: step.id, attempt, elapsedMs: now - startedAt })
-            }
-            const request = RunRequest.read(options.home, taskId)
-            if (request !== null && request.kind === "cancel" && RunRequest.isFor(request, epoch)) {
-              cancelRequest = request
-              child.cancel()
-              return
-            }
-            if (yield* Deferred.isDone(lost)) {
-              child.cancel()
-              return
-            }
-          }
-        })
-        const ended = yield* Effect.raceFirst(child.exit, Effect.zipRight(watch, Effect.never)).pipe(
-          Effect.onInterrupt(() => Effect.sync(() => child.cancel()))
-        )
-        fault("child-exited")
-        // The command's end is known now and must be recorded whatever fails next: a work tree that
-        // cannot be read blocks the task (its scope cannot be checked), and output that cannot be
-        // stored keeps its tail inline.
-        const observed = yield* Effect.either(
-          Effect.flatMap(WorkTree.observe(root), (after) => WorkTree.changedBetween(root, before, after))
-        )
-        const changedPaths = Either.getOrElse(observed, () => [] as ReadonlyArray<string>)
-        const unobserved = Either.isLeft(observed) ? observed.left.message : null
-        const put = (bytes: Uint8Array) =>
-          bytes.length === 0 ? Effect.succeed(null) : blobs.put(bytes).pipe(Effect.map((ref): string | null => ref), Effect.catchAll(() => Effect.succeed(null)))
-        const stdoutRef = yield* put(ended.stdout)
-        const stderrRef = yield* put(ended.stderr)
-        const output = `${Buffer.from(ended.stdout).toString("utf8")}\n${Buffer.from(ended.stderr).toString("utf8")}`
-        const outputTail = output.slice(-4000)
-        const succeeded = ended.exitCode === 0 && !ended.timedOut && !ended.cancelled && ended.spawnError === null
-        const violations = Scope.violations(changedPaths, spec.spec.execution?.allowedScope ?? [], spec.spec.execution?.forbiddenScope ?? [])
-        const attemptEnd: Attempt.Cause = ended.cancelled
-          ? Attempt.cancel(true)
-          : ended.timedOut
-          ? Attempt.timeOut
-          : succeeded
-          ? Attempt.succeed
-          : Attempt.fail
-        const endState = Either.getOrThrow(Attempt.transition("Running", attemptEnd))
-        const cancelled = cancelRequest as RunRequest.Request | null
-        const result = yield* append((fresh, at) => {
-          const facts: ReadonlyArray<Event.Event> = [
-            {
-              _tag: "CommandExited",
-              ...meta(at),
-              intentId,
-              runId,
-              stepId: step.id,
-              attempt,
-              exitCode: ended.exitCode,
-              signal: ended.signal,
-              durationMs: ended.durationMs,
-              timedOut: ended.timedOut,
-              stdoutRef,
-              stderrRef,
-              outputTail: ended.spawnError === null ? outputTail : `could not start: ${ended.spawnError}`,
-              changedPaths
-            },
-            resolution(intentId, succeeded ? "Succeeded" : "Failed", [stdoutRef, stderrRef].flatMap((ref) => (ref === null ? [] : [ref])), at),
-            transition(runId, step.id, attempt, "Running", attemptEnd, at)
-          ]
-          const commands: Array<Task.Command> = []
-          if (cancelled !== null) {
-            commands.push({ _tag: "Cancel", actor: cancelled.actor, at, reason: cancelled.reason })
-          } else if (unobserved !== null) {
-            commands.push(RunState.decisionNeeded(
-              { actor, at },
-              `Step ${step.id} ended (${ended.exitCode === null ? "killed" : `exit ${ended.exitCode}`}) but the work tree could not be read afterwards, so its scope was not checked: ${unobserved}. Fix the checkout, check what the step changed, then: ratchet unblock ${taskId} --to RUNNING --resolution "…"`,
-              [intentId]
-            ))
-          } else if (violations.length > 0) {
-            commands.push({ _tag: "Block", actor, at, blocker: StepScope.blocker(taskId, step.id, violations) })
-          } else if (!succeeded) {
-            const fingerprint = RunState.fingerprint({
-              stepId: step.id,
-              exitCode: ended.exitCode,
-              signal: ended.signal,
-              timedOut: ended.timedOut,
-              output: ended.spawnError ?? output
-            })
-            commands.push({
-              _tag: "RecordAttemptFailure",
-              actor,
-              at,
-              stepId: step.id,
-              attempt,
-              fingerprint,
-              // The same failure again is caught first (repeated_failure); a new one progressed.
-              progressed: changedPaths.length > 0 || !fresh.failureFingerprints.includes(fingerprint)
-            })
-          }
-          return Effect.map(decideAll(fresh, commands), (decided) =>
-            cancelled === null ? [...facts, ...decided] : [...facts, ...decided, { _tag: "LeaseReleased", ...meta(at), epoch } satisfies Event.Event])
-        })
-        if (cancelled !== null) {
-          yield* Ref.set(released, true)
-          RunRequest.clearIf(options.home, taskId, cancelled)
-        }
-        fault("intent-resolved")
-        progress({
-          type: "step-end",
-          taskId,
-          stepId: step.id,
-          attempt,
-          state: endState,
-          exitCode: ended.exitCode,
-          durationMs: ended.durationMs,
-          changedPaths
-        })
-        return result
-      })
-
-    // ---- the loop -------------------------------------------------------------------------------
     const outcome = (task: Task.Task, stop: Stop, message: string, awaiting: Outcome["awaiting"] = null): Outcome => ({
       taskId,
       runId: task.run?.runId ?? null,
@@ -698,15 +405,23 @@ export const run = (
       awaiting
     })
 
+    const awaitingWorker = (task: Task.Task, step: Plan.Step, attempt: number) =>
+      outcome(task, "awaiting_worker", `Step ${step.id} is manual and awaits its worker. When it is done: ratchet step done ${taskId} ${step.id} --note "…"`, {
+        stepId: step.id,
+        attempt,
+        instructions: step.manual?.instructions ?? ""
+      })
+
+    // ---- the loop -------------------------------------------------------------------------------
     const loop = Effect.gen(function*() {
-      let begun = yield* summaryOf
-      if (begun.task.state === "PLAN_APPROVED") {
+      if (taskNow().state === "PLAN_APPROVED") {
         // The lease came by a takeover (or after a lost race): start the run under it now.
         const runId = newId("run")
         const authority = yield* ProjectApprovers.authority(projectId)
-        begun = yield* append((fresh, at) =>
-          Effect.map(
-            decideAll(fresh, [{
+        yield* writer.write(({ summary }, at) => {
+          const fresh = summary?.task ?? firstTask
+          return [
+            {
               _tag: "StartRun",
               actor,
               at,
@@ -715,20 +430,39 @@ export const run = (
               planDigest: fresh.plan?.digest ?? ("" as never),
               lease: { held: true, epoch },
               authority
-            }]),
-            (events) => [...events, { _tag: "CheckpointRecorded", ...meta(at), kind: "run_start", runId } satisfies Event.Event]
-          ))
+            },
+            { _tag: "CheckpointRecorded", ...meta(at), kind: "run_start", runId } satisfies Event.Event
+          ]
+        })
         started = true
       }
-      const runInfo = yield* runOf(begun.task)
-      progress({ type: "run", taskId, runId: runInfo.run.runId, steps: runInfo.plan.steps.length, started, epoch })
-      yield* recover(begun.task)
+      const begun = yield* runOf(taskNow())
+      const runId = begun.run.runId
+      progress({ type: "run", taskId, runId, steps: begun.plan.steps.length, started, epoch })
+      if (taskNow().state === "RUNNING") {
+        yield* RunRecovery.recover({
+          root,
+          taskId,
+          actor,
+          outputDir,
+          writer,
+          onOrphan: (stepId, pgid) => progress({ type: "orphan", taskId, stepId, pgid }),
+          onRecovered: (stepId, attempt, decision) => progress({ type: "recovered", taskId, stepId, attempt, decision })
+        }, begun.plan, runId)
+      }
+      // The tree the next command starts from: observed once here, then at each boundary. Stored
+      // as a blob, as every boundary's tree is (a manual step's worker is held to it).
+      let tree = yield* WorkTree.observe(root)
+      yield* StepScope.storeTree(tree)
+      // The last boundary this runner wrote, when nothing was written after it.
+      let boundaryLsn: number | null = null
+      // A step whose start the last write committed.
+      let next: Started | null = null
       while (true) {
-        const summary = yield* summaryOf
-        const task = summary.task
+        const task = taskNow()
         switch (task.state) {
           case "BLOCKED":
-            yield* project_(task)
+            yield* project_(task, true)
             return outcome(task, "blocked", task.blockers.at(-1)?.requiredAction ?? Task.nextStep(task))
           case "CANCELLED":
             return outcome(task, "cancelled", "The task was cancelled.")
@@ -739,81 +473,165 @@ export const run = (
           default:
             return outcome(task, task.state === "VERIFYING" ? "verifying" : "blocked", Task.nextStep(task))
         }
-        const { plan, run: current } = yield* runOf(task)
-        const { attempts, intents } = yield* rowsOf(current.runId)
-        const next = RunState.next(plan, attempts, intents)
-        const found = RunRequest.read(options.home, taskId)
-        // A request left for an earlier run (its runner died before acting on it) is dropped.
-        if (found !== null && !RunRequest.isFor(found, epoch)) RunRequest.clearIf(options.home, taskId, found)
-        const request = found !== null && RunRequest.isFor(found, epoch) ? found : null
-        if (request !== null) {
-          const nextStep = next._tag === "Step" ? next.step.id : null
-          if (request.kind === "pause") {
-            yield* boundary(task, nextStep)
-            const paused = yield* append((fresh, at) =>
-              decideAll(fresh, [{ _tag: "Pause", actor: request.actor, at, reason: request.reason }]))
+        const { plan, spec } = yield* runOf(task)
+        if (next === null) {
+          const { attempts, intents } = RunRecovery.rowsOf(writer.current().run, runId)
+          const found = PlanProgress.next(plan, attempts, intents)
+          const waiting = RunRequest.read(options.home, taskId)
+          // A request left for an earlier run (its runner died before acting on it) is dropped.
+          if (waiting !== null && !RunRequest.isFor(waiting, epoch)) RunRequest.clearIf(options.home, taskId, waiting)
+          const request = waiting !== null && RunRequest.isFor(waiting, epoch) ? waiting : null
+          if (request !== null) {
+            const nextStep = found._tag === "Step" ? found.step.id : null
+            if (request.kind === "pause") {
+              const paused = yield* writer.write(({ summary }, at) => [
+                ...boundaryOf(summary?.task ?? task, tree, nextStep, at),
+                { _tag: "Pause", actor: request.actor, at, reason: request.reason }
+              ])
+              RunRequest.clearIf(options.home, taskId, request)
+              yield* project_(paused.task, true)
+              return outcome(paused.task, "paused", `Paused before ${nextStep ?? "verification"}. Continue with: ratchet resume ${taskId}`)
+            }
+            const cancelled = yield* writer.write(
+              (_read, at) => [{ _tag: "Cancel", actor: request.actor, at, reason: request.reason }],
+              (at) => [{ _tag: "LeaseReleased", ...meta(at), epoch }]
+            )
+            yield* Ref.set(released, true)
             RunRequest.clearIf(options.home, taskId, request)
-            yield* project_(paused.task)
-            return outcome(paused.task, "paused", `Paused before ${nextStep ?? "verification"}. Continue with: ratchet resume ${taskId}`)
+            yield* project_(cancelled.task, true)
+            return outcome(cancelled.task, "cancelled", "Cancelled.")
           }
-          const cancelled = yield* append((fresh, at) =>
-            Effect.map(decideAll(fresh, [{ _tag: "Cancel", actor: request.actor, at, reason: request.reason }]), (events) => [
-              ...events,
-              { _tag: "LeaseReleased", ...meta(at), epoch } satisfies Event.Event
-            ]))
+          if (found._tag === "AllDone") {
+            // The episode ends with the tree verification starts from: a step boundary, unless the
+            // last thing written already is one (a manual step's worker, for one, wrote after it).
+            const lastLsn = writer.current().summary?.lastLsn ?? 0
+            if (boundaryLsn !== lastLsn) {
+              const checkpoints = yield* models.checkpoints(taskId, branch)
+              const stored = checkpoints.filter((row) => row.kind === "step" && row.runId === runId).reduce((max, row) => Math.max(max, row.lsn), 0)
+              if (stored !== lastLsn) {
+                const settled = yield* writer.write(({ summary }, at) => boundaryOf(summary?.task ?? task, tree, null, at))
+                boundaryLsn = settled.appended?.lastLsn ?? null
+              } else boundaryLsn = stored
+            }
+            const snapshotLsn = boundaryLsn ?? lastLsn
+            const entered = yield* writer.write((_read, at) => [{ _tag: "EnterVerification", actor, at, pendingSteps: [], snapshotLsn }])
+            yield* project_(entered.task, true)
+            return outcome(entered.task, "verifying", `Every step is done; the task is VERIFYING. Next, verify its acceptance criteria as someone other than the worker (ratchet verify ${taskId}), then complete it (ratchet done ${taskId}).`)
+          }
+          const { index, status, step } = found
+          if (status._tag === "Unsettled") {
+            return outcome(task, "blocked", `Step ${step.id} awaits a decision: ratchet unblock ${taskId} --resolve ${step.id} succeeded|failed`)
+          }
+          if (status._tag === "Open") {
+            // Only a manual step's attempt stays open after recovery: it awaits its worker.
+            yield* project_(task, true)
+            return awaitingWorker(task, step, status.attempt)
+          }
+          // A manual step opens with a boundary right after it: its worker is held to the scope
+          // from that tree (StepScope).
+          let begin: ReturnType<typeof startOf> | null = null
+          const opened = yield* writer.write(({ summary }, at) => {
+            begin = startOf(runId, step, status, index, at)
+            return step.run === undefined ? [begin.item, ...boundaryOf(summary?.task ?? task, tree, step.id, at)] : [begin.item]
+          })
+          const chosen = begin as ReturnType<typeof startOf> | null
+          if (chosen === null) return yield* Effect.dieMessage("a step start that decided nothing")
+          progress({ type: "step", taskId, stepId: step.id, index, total: plan.steps.length, attempt: chosen.attempt, command: step.run?.command ?? null })
+          if (chosen.started === null) {
+            yield* project_(opened.task, true)
+            return awaitingWorker(opened.task, step, chosen.attempt)
+          }
+          fault("step-started")
+          next = chosen.started
+        } else {
+          progress({ type: "step", taskId, stepId: next.step.id, index: next.index, total: plan.steps.length, attempt: next.attempt, command: next.command })
+        }
+
+        // ---- one command: run it, then record its end, the boundary and what starts next --------
+        const current = next
+        next = null
+        const ran = yield* RunStep.execute({
+          root,
+          taskId,
+          home: options.home,
+          outputDir,
+          epoch,
+          lost,
+          onOutput: (stream, text) => progress({ type: "output", taskId, stepId: current.step.id, stream, text }),
+          onTick: (elapsedMs) => progress({ type: "tick", taskId, stepId: current.step.id, attempt: current.attempt, elapsedMs })
+        }, {
+          step: current.step,
+          command: current.command,
+          attempt: current.attempt,
+          intentId: current.intentId,
+          before: tree,
+          started: () => fault("child-started"),
+          exited: () => fault("child-exited")
+        })
+        const after = ran.after
+        let following: ReturnType<typeof startOf> | null = null
+        const finished = yield* writer.write((read, at) => {
+          following = null
+          const fresh = read.summary?.task ?? task
+          const ended = RunStep.finish(ran, {
+            runId,
+            taskId,
+            actor,
+            at,
+            task: fresh,
+            allowedScope: spec.spec.execution?.allowedScope ?? [],
+            forbiddenScope: spec.spec.execution?.forbiddenScope ?? []
+          })
+          // A cancelled step ends the run; a tree that could not be read has no boundary.
+          if (ran.cancelled !== null || Either.isLeft(after)) return ended
+          // What comes next, as the state will be once the step's end is folded.
+          const interim = Decider.decideAll(ended, { task: fresh, run: read.run }, (read.summary?.lastLsn ?? 0) + 1)
+          if (Either.isLeft(interim)) return ended
+          const then = interim.right.state.task
+          const rows = RunRecovery.rowsOf(interim.right.state.run, runId)
+          const upcoming = then._tag === "Task" && then.state === "RUNNING" ? PlanProgress.next(plan, rows.attempts, rows.intents) : null
+          const nextStep = upcoming?._tag === "Step" ? upcoming.step.id : null
+          const boundary = boundaryOf(then._tag === "Task" ? then : fresh, after.right, nextStep, at)
+          const startable = upcoming?._tag === "Step" &&
+            (upcoming.status._tag === "NotStarted" || upcoming.status._tag === "Scheduled" || upcoming.status._tag === "Retry")
+          if (!startable || requested()) return [...ended, ...boundary]
+          following = startOf(runId, upcoming.step, upcoming.status, upcoming.index, at)
+          // A command's start comes after the checkpoint (a rewind to it keeps nothing dispatched);
+          // a manual step's opening comes before its boundary (the tree its worker starts from).
+          return following.started === null ? [...ended, following.item, ...boundary] : [...ended, ...boundary, following.item]
+        }, ran.cancelled === null ? undefined : (at) => [{ _tag: "LeaseReleased", ...meta(at), epoch }])
+        fault("step-finished")
+        if (Either.isRight(after)) tree = after.right
+        const startedNext = following as ReturnType<typeof startOf> | null
+        boundaryLsn = startedNext === null && Either.isRight(after) && ran.cancelled === null ? finished.appended?.lastLsn ?? null : null
+        progress({
+          type: "step-end",
+          taskId,
+          stepId: current.step.id,
+          attempt: current.attempt,
+          state: RunStep.endOf(ran),
+          exitCode: ran.ended.exitCode,
+          durationMs: ran.ended.durationMs,
+          changedPaths: ran.changedPaths
+        })
+        if (ran.cancelled !== null) {
           yield* Ref.set(released, true)
-          RunRequest.clearIf(options.home, taskId, request)
-          yield* project_(cancelled.task)
-          return outcome(cancelled.task, "cancelled", "Cancelled.")
+          RunRequest.clearIf(options.home, taskId, ran.cancelled)
         }
-        if (next._tag === "AllDone") {
-          // The episode ends with the tree verification starts from: a step boundary, unless the
-          // last thing written already is one (a manual step's worker, for one, wrote after it).
-          const checkpoints = yield* models.checkpoints(taskId, branch)
-          const lastBoundary = checkpoints.filter((row) => row.kind === "step" && row.runId === current.runId).reduce((max, row) => Math.max(max, row.lsn), 0)
-          const settled = lastBoundary === summary.lastLsn ? summary : yield* boundary(task, null)
-          const entered = yield* append((fresh, at) =>
-            decideAll(fresh, [{ _tag: "EnterVerification", actor, at, pendingSteps: [], snapshotLsn: settled.lastLsn }]))
-          yield* project_(entered.task)
-          return outcome(entered.task, "verifying", `Every step is done; the task is VERIFYING. Next, verify its acceptance criteria as someone other than the worker (ratchet verify ${taskId}), then complete it (ratchet done ${taskId}).`)
+        if (finished.task.state === "CANCELLED") {
+          yield* project_(finished.task, true)
+          return outcome(finished.task, "cancelled", "Cancelled while a step ran: its attempt is Indeterminate (its effect may have half happened).")
         }
-        const { step, status, index } = next
-        if (status._tag === "Unsettled") {
-          return outcome(task, "blocked", `Step ${step.id} awaits a decision: ratchet unblock ${taskId} --resolve ${step.id} succeeded|failed`)
+        if (startedNext !== null) {
+          if (startedNext.started === null) {
+            // The next step is manual: it opened with this write, and awaits its worker.
+            yield* project_(finished.task, true)
+            return awaitingWorker(finished.task, startedNext.step, startedNext.attempt)
+          }
+          fault("step-started")
+          next = startedNext.started
         }
-        if (status._tag === "Open") {
-          // Only a manual step's attempt stays open after recovery: it awaits its worker.
-          const instructions = step.manual?.instructions ?? ""
-          return outcome(task, "awaiting_worker", `Step ${step.id} is manual and awaits its worker. When it is done: ratchet step done ${taskId} ${step.id} --note "…"`, {
-            stepId: step.id,
-            attempt: status.attempt,
-            instructions
-          })
-        }
-        const scheduled = status._tag === "Scheduled"
-        const attempt = status._tag === "NotStarted" ? 1 : scheduled ? status.attempt : status.attempt + 1
-        if (step.run === undefined) {
-          const runId = current.runId
-          const opened = yield* append((_task, at) => [
-            ...(scheduled ? [] : [{ _tag: "AttemptScheduled", ...meta(at), runId, stepId: step.id, attempt } satisfies Event.Event]),
-            transition(runId, step.id, attempt, "Pending", Attempt.admit, at)
-          ])
-          progress({ type: "step", taskId, stepId: step.id, index, total: plan.steps.length, attempt, command: null })
-          const atBoundary = yield* boundary(opened.task, step.id)
-          return outcome(atBoundary.task, "awaiting_worker", `Step ${step.id} is manual and awaits its worker. When it is done: ratchet step done ${taskId} ${step.id} --note "…"`, {
-            stepId: step.id,
-            attempt,
-            instructions: step.manual?.instructions ?? ""
-          })
-        }
-        const after = yield* runStep(task, step, step.run.command, attempt, index, plan.steps.length, scheduled)
-        if (after.task.state === "CANCELLED") {
-          yield* project_(after.task)
-          return outcome(after.task, "cancelled", "Cancelled while a step ran: its attempt is Indeterminate (its effect may have half happened).")
-        }
-        const rows = yield* rowsOf(current.runId)
-        const statusAfter = RunState.next(plan, rows.attempts, rows.intents)
-        yield* boundary(after.task, statusAfter._tag === "Step" ? statusAfter.step.id : null)
+        yield* project_(finished.task, false)
       }
     })
 

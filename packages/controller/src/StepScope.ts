@@ -30,7 +30,7 @@ import type * as EventStore from "@ratchet/storage/EventStore"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import * as RunState from "./RunState.js"
+import * as Progress from "@ratchet/kernel/Progress"
 import * as Scope from "./Scope.js"
 import * as WorkTree from "./WorkTree.js"
 
@@ -273,7 +273,7 @@ export const commands = (
     case "OutOfScope":
       return [{ _tag: "Block", actor: meta.actor, at: meta.at, blocker: blocker(taskId, stepId, verdict.violations, verdict.uncertain) }]
     case "Unchecked":
-      return [RunState.decisionNeeded(
+      return [Progress.decisionNeeded(
         meta,
         fit(`Step ${stepId} was marked done, but what it changed could not be checked against the scope: ${verdict.reason}. Check what the step changed (git status, git log), undo anything outside the scope, then: ratchet unblock ${taskId} --to RUNNING --resolution "…"`),
         []

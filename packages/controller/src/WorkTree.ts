@@ -13,9 +13,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Digest from "@ratchet/kernel/Digest"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as GitStatus from "./GitStatus.js"
 import { gitEnvironment } from "./internal/gitEnvironment.js"
-import * as Preflight from "./Preflight.js"
 import * as Scope from "./Scope.js"
 
 /**
@@ -77,11 +78,13 @@ const checked = (root: string, args: ReadonlyArray<string>, input?: string) =>
  */
 export const observe = (root: string): Effect.Effect<Observation, WorkTreeError> =>
   Effect.gen(function*() {
-    const headResult = yield* git(root, ["rev-parse", "--verify", "--quiet", "HEAD"])
-    const head = headResult.code === 0 ? headResult.stdout.trim() || null : null
-    const status = yield* checked(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=no"])
-    const paths = Preflight.parseStatus(status).filter((path) => !Scope.isRatchetPath(path))
-    const sorted = [...new Set(paths)].sort()
+    // One git process: the commit comes in version 2's `# branch.oid` header.
+    const status = GitStatus.parse(yield* checked(root, GitStatus.args))
+    if (Either.isLeft(status)) {
+      return yield* new WorkTreeError({ root, operation: `read git ${GitStatus.args.join(" ")}`, reason: status.left })
+    }
+    const head = status.right.head
+    const sorted = status.right.paths.filter((path) => !Scope.isRatchetPath(path))
     const dirty = new Map<string, string>()
     if (sorted.length === 0) return { head, dirty }
     // `hash-object` fails on a path that no longer exists, and it follows a symbolic link (so it

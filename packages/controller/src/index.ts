@@ -51,8 +51,6 @@ export * as RunReport from "./RunReport.js"
 /** @since 0.1.0 */
 export * as RunRequest from "./RunRequest.js"
 /** @since 0.1.0 */
-export * as RunState from "./RunState.js"
-/** @since 0.1.0 */
 export * as Scope from "./Scope.js"
 /** @since 0.2.0 */
 export * as Signed from "./Signed.js"

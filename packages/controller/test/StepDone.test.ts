@@ -12,16 +12,21 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import * as Decider from "@ratchet/kernel/Decider"
 import type * as Event from "@ratchet/kernel/Event"
+import * as Run from "@ratchet/kernel/Run"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as EventStore from "@ratchet/storage/EventStore"
+import * as ReadModel from "@ratchet/storage/ReadModel"
 import { SqliteStore } from "@ratchet/storage-sqlite"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Signing from "@ratchet/testkit/Signing"
 import * as Controller from "../src/Controller.js"
+import * as ProjectApprovers from "../src/ProjectApprovers.js"
 import * as Runner from "../src/Runner.js"
 import * as RunRequest from "../src/RunRequest.js"
 import * as StepScope from "../src/StepScope.js"
@@ -179,6 +184,82 @@ const startBoundaryOf = (events: ReadonlyArray<EventStore.StoredEvent>, attempt 
   const run = events.find((stored) => stored.event._tag === "RunStarted")!.event as Event.Event & { readonly runId: string }
   return StepScope.startOf(events, { runId: run.runId, stepId: "fix", attempt })
 }
+
+/**
+ * Writes the log a runner from before ADR 0020 left when it was killed between opening `fix` and
+ * recording the boundary after it: the run started, each of `stepsBefore` (command steps) ran and
+ * ended with its boundary, and `fix` opened; then its lease was released as a takeover would find
+ * it. The events are the kernel's own decisions, appended in the old order.
+ */
+const legacyRun = (world: { readonly taskId: string; readonly c: Controller.Service }, options: { readonly stepsBefore: ReadonlyArray<string> }) =>
+  Effect.gen(function*() {
+    const store = yield* EventStore.EventStore
+    const projectId = world.c.project.project.projectId
+    const summary = (yield* world.c.status(world.taskId))
+    const authority = yield* ProjectApprovers.authority(projectId)
+    const tree = yield* WorkTree.observe(world.c.project.root)
+    const at = Date.now()
+    const meta = { version: 1 as const, actor: runner, at }
+    const owner = { workspaceId: "ws-here", host: "runner", sessionRef: "legacy", pid: 1, processStartedAt: at }
+    const task = (yield* ReadModel.ReadModels.pipe(Effect.flatMap((models) => models.taskSummary(world.taskId))))!
+    const runId = "run-legacy"
+    const items: Array<Decider.Command | Event.Event> = [
+      { _tag: "LeaseAcquired", ...meta, epoch: 1, owner, heartbeatMs: 60_000, graceMs: 120_000 },
+      {
+        _tag: "StartRun",
+        actor: runner,
+        at,
+        runId,
+        specDigest: task.task.spec!.digest,
+        planDigest: task.task.plan!.digest,
+        lease: { held: true, epoch: 1 },
+        authority
+      },
+      { _tag: "CheckpointRecorded", ...meta, kind: "run_start", runId }
+    ]
+    const boundary = (nextStep: string): ReadonlyArray<Event.Event> => [
+      {
+        _tag: "BoundaryRecorded",
+        ...meta,
+        runId,
+        head: tree.head,
+        dirtyPaths: [...tree.dirty.keys()],
+        dirtyDigest: WorkTree.dirtyDigest(tree),
+        specDigest: task.task.spec!.digest,
+        planDigest: task.task.plan!.digest,
+        nextStep
+      },
+      { _tag: "CheckpointRecorded", ...meta, kind: "step", runId }
+    ]
+    for (const stepId of options.stepsBefore) {
+      items.push(
+        { _tag: "StartStep", actor: runner, at, runId, stepId, attempt: 1, scheduled: false, effect: { intentId: `in-${stepId}`, description: stepId } },
+        {
+          _tag: "FinishStep",
+          actor: runner,
+          at,
+          runId,
+          stepId,
+          attempt: 1,
+          intentId: `in-${stepId}`,
+          exit: { exitCode: 0, signal: null, durationMs: 1, timedOut: false, stdoutRef: null, stderrRef: null, outputTail: "", changedPaths: [] },
+          outcome: "Succeeded",
+          resultRefs: []
+        },
+        ...boundary("fix")
+      )
+    }
+    items.push({ _tag: "StartStep", actor: runner, at, runId, stepId: "fix", attempt: 1, scheduled: false, effect: null })
+    const decided = Either.getOrThrow(Decider.decideAll(items, { task: task.task, run: Run.initial }, task.lastLsn + 1))
+    yield* store.append({
+      projectId,
+      streamId: world.taskId,
+      expectedVersion: summary.version,
+      epoch: 1,
+      operationId: "op-legacy",
+      events: [...decided.events, { _tag: "LeaseReleased", ...meta, epoch: 1 }]
+    })
+  })
 
 describe("ratchet step done holds a manual step to the scope", () => {
   it.live("a path outside allowedScope blocks scope_violation in the step's end append; the attempt is Succeeded, and undoing it lets the run go on", () =>
@@ -408,25 +489,35 @@ describe("ratchet step done holds a manual step to the scope", () => {
       }))
     }))
 
-  it.live("a runner that stopped between opening the step and recording its tree: the start is the previous step's end, or, for a first step, nothing (decision_needed)", () =>
+  it.live("a manual step opens with the boundary its worker is held to in one append: no runner death separates them", () =>
     Effect.gen(function*() {
-      /** Dies at the `nth` boundary's checkpoint, as a runner killed there would. */
-      const dieAt = (nth: number) => {
-        let seen = 0
-        return (point: Runner.FaultPoint) => {
-          if (point === "before-checkpoint" && ++seen === nth) throw new Error("killed before the checkpoint")
-        }
-      }
       yield* scenario(worldOf(), { plan: plans.prepared }, (world) => Effect.gen(function*() {
-        // prepare's boundary is the first; fix's start would be the second
-        expect((yield* Effect.exit(world.run(dieAt(2))))._tag).toBe("Failure")
+        expect((yield* world.run()).stop).toBe("awaiting_worker")
         const events = yield* eventsOf(world.taskId)
-        // (the dying runner's scope still released its lease)
-        expect(events.filter((stored) => stored.event._tag !== "LeaseReleased").at(-1)!.event).toMatchObject({
-          _tag: "AttemptTransitioned",
-          stepId: "fix",
-          to: "Running"
-        })
+        const start = startBoundaryOf(events)!
+        expect(start.kind).toBe("opened")
+        const opening = events.find(({ event }) => event._tag === "AttemptTransitioned" && event.stepId === "fix" && event.to === "Running")!
+        expect(events.find((stored) => stored.lsn === start.lsn)!.operationId).toBe(opening.operationId)
+        // prepare's end, fix's opening and the boundary were one transaction
+        expect(events.filter((stored) => stored.operationId === opening.operationId).map((stored) => stored.event._tag)).toEqual([
+          "CommandExited",
+          "IntentResolved",
+          "AttemptTransitioned",
+          "AttemptScheduled",
+          "AttemptTransitioned",
+          "BoundaryRecorded",
+          "CheckpointRecorded"
+        ])
+      }))
+    }))
+
+  it.live("a log from a runner that opened the step and stopped before recording its tree (two appends, before ADR 0020): the start is the previous step's end, or, for a first step, nothing (decision_needed)", () =>
+    Effect.gen(function*() {
+      yield* scenario(worldOf(), { plan: plans.prepared }, (world) => Effect.gen(function*() {
+        // prepare ran and fix opened in the new shape; the old shape is that log with fix's boundary
+        // left out, as a runner killed between its two appends left it
+        yield* legacyRun(world, { stepsBefore: ["prepare"] })
+        const events = yield* eventsOf(world.taskId)
         expect(startBoundaryOf(events)).toMatchObject({ kind: "before" })
         expect((yield* world.run()).stop).toBe("awaiting_worker")
         put(world.root, "docs/plan.md", "outside\n")
@@ -435,7 +526,8 @@ describe("ratchet step done holds a manual step to the scope", () => {
       }))
 
       yield* scenario(worldOf(), {}, (first) => Effect.gen(function*() {
-        expect((yield* Effect.exit(first.run(dieAt(1))))._tag).toBe("Failure")
+        yield* legacyRun(first, { stepsBefore: [] })
+        expect(startBoundaryOf(yield* eventsOf(first.taskId))).toBeNull()
         expect((yield* first.run()).stop).toBe("awaiting_worker")
         put(first.root, "test/date.test.js", "// frozen\n")
         const done = yield* first.c.stepDone(first.taskId, { stepId: "fix", note: undefined }, asPerson)

@@ -307,7 +307,7 @@ describe("StepProcess.environment", () => {
   })
 
   it("drops RATCHET_FAULT, sets the task, step and attempt, and keeps the rest", async () => {
-    process.env["RATCHET_FAULT"] = "intent-dispatched"
+    process.env["RATCHET_FAULT"] = "step-started"
     process.env["RATCHET_TASK"] = "stale"
     process.env["SOME_TOOL_SETTING"] = "kept"
     const env = StepProcess.environment({ taskId: "t-1", stepId: "build", attempt: 3 })
@@ -319,7 +319,7 @@ describe("StepProcess.environment", () => {
     expect(env["SOME_TOOL_SETTING"]).toBe("kept")
     expect(env["PATH"]).toBe(process.env["PATH"])
     // The runner's own environment is left alone.
-    expect(process.env["RATCHET_FAULT"]).toBe("intent-dispatched")
+    expect(process.env["RATCHET_FAULT"]).toBe("step-started")
     expect(process.env["RATCHET_TASK"]).toBe("stale")
 
     const exit = await run("echo \"$RATCHET_TASK $RATCHET_STEP $RATCHET_ATTEMPT ${RATCHET_FAULT-unset}\"", { env })

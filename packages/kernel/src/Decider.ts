@@ -57,7 +57,8 @@ const runTags: ReadonlySet<string> = new Set<Run.Command["_tag"]>([
   "ResolveEffect",
   "EndAttempt",
   "CloseRun",
-  "RecordTurn"
+  "RecordTurn",
+  "RecoverAttempt"
 ])
 
 /**

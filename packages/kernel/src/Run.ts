@@ -231,14 +231,19 @@ export type Command =
     readonly scheduled: boolean
     readonly effect: { readonly intentId: string; readonly description: string } | null
   }
-  /** The step's command ended: its exit, the intent's resolution, the attempt's end. */
+  /**
+   * The step's command ended: its exit, the intent's resolution (with the stored output as its
+   * results), the attempt's end. A command stopped by a cancel ended with its effect possibly half
+   * done: its attempt is Indeterminate, its intent resolved Failed.
+   */
   | Meta & {
     readonly _tag: "FinishStep"
     readonly stepId: string
     readonly attempt: number
     readonly intentId: string
     readonly exit: Exit
-    readonly outcome: "Succeeded" | "Failed" | "TimedOut"
+    readonly outcome: "Succeeded" | "Failed" | "TimedOut" | "Cancelled"
+    readonly resultRefs: ReadonlyArray<string>
   }
   /** A worker's side effect inside an open attempt (a host session's tool call): recorded and dispatched. */
   | Meta & { readonly _tag: "DispatchEffect"; readonly stepId: string; readonly attempt: number; readonly intentId: string; readonly description: string }
@@ -253,6 +258,29 @@ export type Command =
   | Meta & { readonly _tag: "CloseRun"; readonly reason: string }
   /** The worker's turn: only the events that change the attempt's flags are recorded. */
   | Meta & { readonly _tag: "RecordTurn"; readonly stepId: string; readonly attempt: number; readonly events: ReadonlyArray<Turn.Event> }
+  /**
+   * An attempt a dead runner left open is closed by the one that took its lease over, as the
+   * recovery table decides (`Progress.recoveryOf`), with a note saying why.
+   */
+  | Meta & { readonly _tag: "RecoverAttempt"; readonly stepId: string; readonly attempt: number; readonly recovery: Recovery; readonly note: string }
+
+/**
+ * How recovery closes an open attempt.
+ *
+ * - `CancelClean`: nothing was dispatched, so nothing external happened: its pending intents are
+ *   abandoned and the attempt Cancelled.
+ * - `Resolved`: the dispatched intent's outcome is known (a probe said so, or the step is idempotent
+ *   and is re-run, `Failed`): the intent is resolved and the attempt ends the same way.
+ * - `Indeterminate`: the dispatched intent's outcome is unknown: the attempt is Indeterminate and
+ *   the intent stays dispatched until a person settles it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Recovery =
+  | { readonly _tag: "CancelClean"; readonly reason: string }
+  | { readonly _tag: "Resolved"; readonly intentId: string; readonly outcome: Intent.Outcome }
+  | { readonly _tag: "Indeterminate"; readonly intentId: string }
 
 /**
  * Why the run refuses a command: no such attempt or intent, or a transition its machine forbids.
@@ -374,7 +402,13 @@ export const decide = (command: Command, state: State<object>): Decision => {
       if (attempt === undefined) return refuse(command, `attempt ${command.attempt} of step ${command.stepId} does not exist.`)
       if (intent === undefined) return refuse(command, `intent ${command.intentId} does not exist.`)
       const outcome: Intent.Outcome = command.outcome === "Succeeded" ? "Succeeded" : "Failed"
-      const cause = command.outcome === "Succeeded" ? Attempt.succeed : command.outcome === "TimedOut" ? Attempt.timeOut : Attempt.fail
+      const cause = command.outcome === "Succeeded"
+        ? Attempt.succeed
+        : command.outcome === "TimedOut"
+        ? Attempt.timeOut
+        : command.outcome === "Cancelled"
+        ? Attempt.cancel(true)
+        : Attempt.fail
       return all([
         Either.map(intentChanged(command, intent, Intent.resolve(outcome)), () => [
           {
@@ -387,7 +421,7 @@ export const decide = (command: Command, state: State<object>): Decision => {
             ...command.exit,
             changedPaths: [...command.exit.changedPaths]
           },
-          { _tag: "IntentResolved", ...meta(command), intentId: command.intentId, outcome, resultRefs: [] }
+          { _tag: "IntentResolved", ...meta(command), intentId: command.intentId, outcome, resultRefs: [...command.resultRefs] }
         ] satisfies ReadonlyArray<Event.Event>),
         transitioned(command, attempt, cause)
       ])
@@ -456,6 +490,57 @@ export const decide = (command: Command, state: State<object>): Decision => {
           turn
         }))
       )
+    }
+    case "RecoverAttempt": {
+      const attempt = state.attempts.get(key(command.runId, command.stepId, command.attempt))
+      if (attempt === undefined || (attempt.state !== "Pending" && attempt.state !== "Running")) {
+        return refuse(command, `attempt ${command.attempt} of step ${command.stepId} is not open (${attempt?.state ?? "absent"}).`)
+      }
+      const own = [...state.intents.values()].filter((intent) =>
+        intent.runId === command.runId && intent.stepId === command.stepId && intent.attempt === command.attempt
+      )
+      const noted: Event.Event = {
+        _tag: "AttemptNoted",
+        ...meta(command),
+        runId: command.runId,
+        stepId: command.stepId,
+        attempt: command.attempt,
+        note: command.note
+      }
+      const recovery = command.recovery
+      if (recovery._tag === "CancelClean") {
+        const dispatched = own.find((intent) => intent.state === "Dispatched")
+        if (dispatched !== undefined) {
+          return refuse(command, `intent ${dispatched.intentId} was dispatched: its effect may have happened, so the attempt cannot be cancelled cleanly.`)
+        }
+        return all([
+          Either.right(own.filter((intent) => intent.state === "Pending").map((intent): Event.Event => ({
+            _tag: "IntentAbandoned",
+            ...meta(command),
+            intentId: intent.intentId,
+            reason: recovery.reason
+          }))),
+          transitioned(command, attempt, Attempt.cancel(false)),
+          Either.right(noted)
+        ])
+      }
+      const intent = own.find((candidate) => candidate.intentId === recovery.intentId)
+      if (intent === undefined) return refuse(command, `intent ${recovery.intentId} is not one of attempt ${command.attempt} of step ${command.stepId}.`)
+      if (recovery._tag === "Indeterminate") {
+        if (intent.state !== "Dispatched") return refuse(command, `intent ${intent.intentId} is ${intent.state}, not dispatched: its outcome is not in doubt.`)
+        return all([transitioned(command, attempt, Attempt.cancel(true)), Either.right(noted)])
+      }
+      return all([
+        Either.map(intentChanged(command, intent, Intent.resolve(recovery.outcome)), (): Event.Event => ({
+          _tag: "IntentResolved",
+          ...meta(command),
+          intentId: intent.intentId,
+          outcome: recovery.outcome,
+          resultRefs: []
+        })),
+        transitioned(command, attempt, recovery.outcome === "Succeeded" ? Attempt.succeed : Attempt.fail),
+        Either.right(noted)
+      ])
     }
   }
 }

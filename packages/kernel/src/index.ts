@@ -30,6 +30,8 @@ export * as Intent from "./Intent.js"
 /** @since 0.1.0 */
 export * as Plan from "./Plan.js"
 /** @since 0.2.0 */
+export * as Progress from "./Progress.js"
+/** @since 0.2.0 */
 export * as Run from "./Run.js"
 /** @since 0.2.0 */
 export * as Signature from "./Signature.js"

@@ -149,12 +149,13 @@ describe("Run.decide: FinishStep", () => {
   it.each([
     ["Succeeded", "Succeeded", "Succeeded"],
     ["Failed", "Failed", "Failed"],
-    ["TimedOut", "Failed", "TimedOut"]
+    ["TimedOut", "Failed", "TimedOut"],
+    ["Cancelled", "Failed", "Indeterminate"]
   ] as const)("%s: the exit, the intent resolved %s, the attempt %s", (outcome, resolvedAs, ended) => {
-    const events = eventsOf(Run.decide({ _tag: "FinishStep", ...meta, stepId: "build", attempt: 1, intentId: "i-1", exit, outcome }, running))
+    const events = eventsOf(Run.decide({ _tag: "FinishStep", ...meta, stepId: "build", attempt: 1, intentId: "i-1", exit, outcome, resultRefs: ["out-1"] }, running))
     expect(events).toEqual([
       { _tag: "CommandExited", ...v, intentId: "i-1", runId: "run-1", stepId: "build", attempt: 1, ...exit },
-      { _tag: "IntentResolved", ...v, intentId: "i-1", outcome: resolvedAs, resultRefs: [] },
+      { _tag: "IntentResolved", ...v, intentId: "i-1", outcome: resolvedAs, resultRefs: ["out-1"] },
       { _tag: "AttemptTransitioned", ...v, runId: "run-1", stepId: "build", attempt: 1, from: "Running", to: ended }
     ])
   })
@@ -166,7 +167,7 @@ describe("Run.decide: FinishStep", () => {
     { label: "the intent is resolved already", state: stateOf(scheduled("build", 1), moved("build", 1, "Pending", "Running"), recorded("i-1", "build", 1), dispatched("i-1"), resolved("i-1")), contains: "terminal_state" },
     { label: "the attempt ended already", state: stateOf(scheduled("build", 1), moved("build", 1, "Pending", "Running"), recorded("i-1", "build", 1), dispatched("i-1"), moved("build", 1, "Running", "Indeterminate")), contains: "Attempt in state Indeterminate cannot take Succeed" }
   ])("refused when $label", ({ contains, state }) => {
-    expect(refusalOf(Run.decide({ _tag: "FinishStep", ...meta, stepId: "build", attempt: 1, intentId: "i-1", exit, outcome: "Succeeded" }, state))).toContain(contains)
+    expect(refusalOf(Run.decide({ _tag: "FinishStep", ...meta, stepId: "build", attempt: 1, intentId: "i-1", exit, outcome: "Succeeded", resultRefs: [] }, state))).toContain(contains)
   })
 })
 
@@ -241,5 +242,66 @@ describe("Run.decide: CloseRun", () => {
 
   it("nothing open, nothing to close", () => {
     expect(eventsOf(Run.decide({ _tag: "CloseRun", ...meta, reason: "x" }, Run.initial))).toEqual([])
+  })
+})
+
+describe("Run.decide: RecoverAttempt", () => {
+  const note = (stepId: string, attempt: number, text: string): Event.Event => ({ _tag: "AttemptNoted", ...v, runId: "run-1", stepId, attempt, note: text })
+  const recordedOnly = stateOf(scheduled("build", 1), moved("build", 1, "Pending", "Running"), recorded("i-1", "build", 1))
+  const pendingOnly = stateOf(scheduled("build", 1))
+
+  // state, recovery, expected events (by hand) or the refusal's words
+  const accepted: ReadonlyArray<{ label: string; state: Run.State; recovery: Run.Recovery; events: ReadonlyArray<Event.Event> }> = [
+    {
+      label: "a running attempt whose intent was recorded, never dispatched, is cancelled cleanly",
+      state: recordedOnly,
+      recovery: { _tag: "CancelClean", reason: "nothing happened" },
+      events: [
+        { _tag: "IntentAbandoned", ...v, intentId: "i-1", reason: "nothing happened" },
+        moved("build", 1, "Running", "Cancelled"),
+        note("build", 1, "why")
+      ]
+    },
+    {
+      label: "a pending attempt with no intent is cancelled cleanly",
+      state: pendingOnly,
+      recovery: { _tag: "CancelClean", reason: "nothing happened" },
+      events: [moved("build", 1, "Pending", "Cancelled"), note("build", 1, "why")]
+    },
+    {
+      label: "a probe that says it happened resolves it Succeeded",
+      state: running,
+      recovery: { _tag: "Resolved", intentId: "i-1", outcome: "Succeeded" },
+      events: [resolved("i-1", "Succeeded"), moved("build", 1, "Running", "Succeeded"), note("build", 1, "why")]
+    },
+    {
+      label: "an idempotent step's unknown effect is resolved Failed for a successor",
+      state: running,
+      recovery: { _tag: "Resolved", intentId: "i-1", outcome: "Failed" },
+      events: [resolved("i-1", "Failed"), moved("build", 1, "Running", "Failed"), note("build", 1, "why")]
+    },
+    {
+      label: "an unknown effect leaves the attempt Indeterminate and the intent dispatched",
+      state: running,
+      recovery: { _tag: "Indeterminate", intentId: "i-1" },
+      events: [moved("build", 1, "Running", "Indeterminate"), note("build", 1, "why")]
+    }
+  ]
+  it.each(accepted)("$label", ({ events, recovery, state }) => {
+    expect(eventsOf(Run.decide({ _tag: "RecoverAttempt", ...meta, stepId: "build", attempt: 1, recovery, note: "why" }, state))).toEqual(events)
+  })
+
+  const settled = stateOf(scheduled("build", 1), moved("build", 1, "Pending", "Running"), recorded("i-1", "build", 1), dispatched("i-1"), resolved("i-1"), moved("build", 1, "Running", "Succeeded"))
+  const rejected: ReadonlyArray<{ label: string; state: Run.State; attempt?: number; recovery: Run.Recovery; contains: string }> = [
+    { label: "no such attempt", state: running, attempt: 2, recovery: { _tag: "CancelClean", reason: "r" }, contains: "attempt 2 of step build is not open (absent)" },
+    { label: "an attempt that ended", state: settled, recovery: { _tag: "CancelClean", reason: "r" }, contains: "is not open (Succeeded)" },
+    { label: "a clean cancel of a dispatched effect", state: running, recovery: { _tag: "CancelClean", reason: "r" }, contains: "intent i-1 was dispatched" },
+    { label: "an intent of another attempt", state: running, recovery: { _tag: "Resolved", intentId: "i-9", outcome: "Failed" }, contains: "intent i-9 is not one of attempt 1" },
+    { label: "Indeterminate for an intent never dispatched", state: recordedOnly, recovery: { _tag: "Indeterminate", intentId: "i-1" }, contains: "intent i-1 is Pending, not dispatched" },
+    { label: "a resolution of an intent never dispatched", state: recordedOnly, recovery: { _tag: "Resolved", intentId: "i-1", outcome: "Succeeded" }, contains: "Intent in state Pending cannot take Resolve" },
+    { label: "Indeterminate for a pending attempt", state: stateOf(scheduled("build", 1), recorded("i-1", "build", 1), dispatched("i-1")), recovery: { _tag: "Indeterminate", intentId: "i-1" }, contains: "Attempt in state Pending cannot take Cancel" }
+  ]
+  it.each(rejected)("refused: $label", ({ attempt, contains, recovery, state }) => {
+    expect(refusalOf(Run.decide({ _tag: "RecoverAttempt", ...meta, stepId: "build", attempt: attempt ?? 1, recovery, note: "why" }, state))).toContain(contains)
   })
 })

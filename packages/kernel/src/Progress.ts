@@ -1,8 +1,8 @@
 /**
  * Where a run stands, from its attempts and intents: which steps are done, which one runs next,
  * what recovery does with an attempt a dead runner left open, and the fingerprint of a failure.
- * Pure functions over read-model rows, so the runner and `ratchet status` agree and the recovery
- * table in the docs is one function.
+ * Pure functions over the run's attempts and intents (`Run.State`, or a store's rows of it), so the
+ * runner and `ratchet status` agree and the recovery table in the docs is one function.
  *
  * Recovery, for an attempt left open (Pending or Running) when its runner died:
  *
@@ -19,11 +19,11 @@
  *
  * @since 0.1.0
  */
-import type * as Attempt from "@ratchet/kernel/Attempt"
-import * as Digest from "@ratchet/kernel/Digest"
-import type * as Event from "@ratchet/kernel/Event"
-import type * as Plan from "@ratchet/kernel/Plan"
-import type * as Task from "@ratchet/kernel/Task"
+import type * as Attempt from "./Attempt.js"
+import * as Digest from "./Digest.js"
+import type * as Event from "./Event.js"
+import type * as Plan from "./Plan.js"
+import type * as Task from "./Task.js"
 
 /**
  * An attempt as the run sees it (a read-model row of the current run).

@@ -6,12 +6,12 @@
  * asserts the rejected answers as well as the accepted ones; hostile output (megabytes, control
  * characters, lone surrogates) must never throw.
  */
-import * as Digest from "@ratchet/kernel/Digest"
-import type * as Attempt from "@ratchet/kernel/Attempt"
-import type * as Plan from "@ratchet/kernel/Plan"
+import * as Digest from "../src/Digest.js"
+import type * as Attempt from "../src/Attempt.js"
+import type * as Plan from "../src/Plan.js"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import * as RunState from "../src/RunState.js"
+import * as Progress from "../src/Progress.js"
 
 /** A command step (or a manual one), built by hand as a decoded plan would hold it. */
 const step = (
@@ -35,22 +35,22 @@ const step = (
 const planOf = (...steps: ReadonlyArray<Plan.Step>): Plan.Plan => ({ specDigest: Digest.ofCanonical("spec"), steps })
 
 /** An attempt row; its last transition at LSN `lsn` (10 unless said: before the intents' 20). */
-const attempt = (stepId: string, number: number, state: Attempt.State, lsn = 10): RunState.AttemptInfo => ({ stepId, attempt: number, state, updatedLsn: lsn })
+const attempt = (stepId: string, number: number, state: Attempt.State, lsn = 10): Progress.AttemptInfo => ({ stepId, attempt: number, state, updatedLsn: lsn })
 
 const intent = (
   intentId: string,
-  state: RunState.IntentInfo["state"],
-  outcome: RunState.IntentInfo["outcome"] = null,
+  state: Progress.IntentInfo["state"],
+  outcome: Progress.IntentInfo["outcome"] = null,
   stepId = "a",
   number = 1,
   lsn = 20
-): RunState.IntentInfo => ({ intentId, stepId, attempt: number, state, outcome, updatedLsn: lsn })
+): Progress.IntentInfo => ({ intentId, stepId, attempt: number, state, outcome, updatedLsn: lsn })
 
 // ---------------------------------------------------------------------------------------------
 // recoveryOf
 // ---------------------------------------------------------------------------------------------
 
-describe("RunState.recoveryOf", () => {
+describe("Progress.recoveryOf", () => {
   const plain = step("a")
   const idempotent = step("a", { idempotent: true })
   const probed = step("a", { probe: "test -f done" })
@@ -65,7 +65,7 @@ describe("RunState.recoveryOf", () => {
   const abandoned = intent("i-4", "Abandoned")
 
   /** (case, step, intents, expected recovery): the module's table, row by row. */
-  const table: ReadonlyArray<readonly [string, Plan.Step, ReadonlyArray<RunState.IntentInfo>, RunState.Recovery]> = [
+  const table: ReadonlyArray<readonly [string, Plan.Step, ReadonlyArray<Progress.IntentInfo>, Progress.Recovery]> = [
     // A manual step's open attempt awaits its worker, unless a tool call of its worker was
     // dispatched and never ended: then nobody knows whether it happened.
     ["manual, no intents", manual, [], { _tag: "AwaitWorker" }],
@@ -93,7 +93,7 @@ describe("RunState.recoveryOf", () => {
   ]
 
   it.each(table)("%s", (_, target, intents, expected) => {
-    expect(RunState.recoveryOf(target, intents)).toEqual(expected)
+    expect(Progress.recoveryOf(target, intents)).toEqual(expected)
   })
 
   it("each recovery is reached only by its rows (the rejected set)", () => {
@@ -103,7 +103,7 @@ describe("RunState.recoveryOf", () => {
       const rejected = table.filter(([, , , expected]) => expected._tag !== tag).map(([name]) => name)
       expect(accepted.length, tag).toBeGreaterThan(0)
       for (const [name, target, intents] of table) {
-        const actual = RunState.recoveryOf(target, intents)._tag
+        const actual = Progress.recoveryOf(target, intents)._tag
         if (rejected.includes(name)) expect(actual, `${name} must not be ${tag}`).not.toBe(tag)
       }
     }
@@ -120,7 +120,7 @@ describe("RunState.recoveryOf", () => {
     })
     fc.assert(
       fc.property(fc.array(settled, { maxLength: 8 }), fc.constantFrom(plain, idempotent, probed, both), (intents, target) => {
-        expect(RunState.recoveryOf(target, intents)).toEqual({ _tag: "CancelClean" })
+        expect(Progress.recoveryOf(target, intents)).toEqual({ _tag: "CancelClean" })
       })
     )
   })
@@ -130,7 +130,7 @@ describe("RunState.recoveryOf", () => {
 // probeVerdict
 // ---------------------------------------------------------------------------------------------
 
-describe("RunState.probeVerdict", () => {
+describe("Progress.probeVerdict", () => {
   const table: ReadonlyArray<readonly [number | null, "happened" | "not_happened" | "unknown"]> = [
     [0, "happened"],
     [1, "not_happened"],
@@ -144,7 +144,7 @@ describe("RunState.probeVerdict", () => {
     [0.5, "unknown"]
   ]
   it.each(table)("exit %s → %s", (code, expected) => {
-    expect(RunState.probeVerdict(code)).toBe(expected)
+    expect(Progress.probeVerdict(code)).toBe(expected)
   })
 })
 
@@ -152,10 +152,10 @@ describe("RunState.probeVerdict", () => {
 // statusOf
 // ---------------------------------------------------------------------------------------------
 
-describe("RunState.statusOf", () => {
+describe("Progress.statusOf", () => {
   /** (case, attempts, intents, expected standing of step "a"): by hand. */
   const table: ReadonlyArray<
-    readonly [string, ReadonlyArray<RunState.AttemptInfo>, ReadonlyArray<RunState.IntentInfo>, RunState.StepStatus]
+    readonly [string, ReadonlyArray<Progress.AttemptInfo>, ReadonlyArray<Progress.IntentInfo>, Progress.StepStatus]
   > = [
     ["no attempts", [], [], { _tag: "NotStarted" }],
     ["only another step's attempts", [attempt("b", 1, "Succeeded")], [], { _tag: "NotStarted" }],
@@ -274,15 +274,15 @@ describe("RunState.statusOf", () => {
   ]
 
   it.each(table)("%s", (_, attempts, intents, expected) => {
-    expect(RunState.statusOf("a", attempts, intents)).toEqual(expected)
+    expect(Progress.statusOf("a", attempts, intents)).toEqual(expected)
   })
 
   it("only Succeeded, and Indeterminate settled as succeeded, count as Done (the rejected set)", () => {
     const notDone: ReadonlyArray<Attempt.State> = ["Pending", "Running", "Failed", "Cancelled", "TimedOut", "Indeterminate"]
     for (const state of notDone) {
-      expect(RunState.statusOf("a", [attempt("a", 1, state)], [])._tag, state).not.toBe("Done")
+      expect(Progress.statusOf("a", [attempt("a", 1, state)], [])._tag, state).not.toBe("Done")
     }
-    expect(RunState.statusOf("a", [attempt("a", 1, "Succeeded")], [])._tag).toBe("Done")
+    expect(Progress.statusOf("a", [attempt("a", 1, "Succeeded")], [])._tag).toBe("Done")
   })
 
   it("property: the row order of the attempts never changes the standing", () => {
@@ -294,7 +294,7 @@ describe("RunState.statusOf", () => {
     fc.assert(
       fc.property(rows, (attempts) => {
         const reversed = [...attempts].reverse()
-        expect(RunState.statusOf("a", reversed, [])).toEqual(RunState.statusOf("a", attempts, []))
+        expect(Progress.statusOf("a", reversed, [])).toEqual(Progress.statusOf("a", attempts, []))
       })
     )
   })
@@ -304,9 +304,9 @@ describe("RunState.statusOf", () => {
 // next and pendingSteps
 // ---------------------------------------------------------------------------------------------
 
-describe("RunState.next and pendingSteps", () => {
-  const nextId = (plan: Plan.Plan, attempts: ReadonlyArray<RunState.AttemptInfo>, intents: ReadonlyArray<RunState.IntentInfo> = []) => {
-    const found = RunState.next(plan, attempts, intents)
+describe("Progress.next and pendingSteps", () => {
+  const nextId = (plan: Plan.Plan, attempts: ReadonlyArray<Progress.AttemptInfo>, intents: ReadonlyArray<Progress.IntentInfo> = []) => {
+    const found = Progress.next(plan, attempts, intents)
     return found._tag === "AllDone" ? "AllDone" : `${found.step.id}@${found.index}:${found.status._tag}`
   }
 
@@ -316,15 +316,15 @@ describe("RunState.next and pendingSteps", () => {
     expect(nextId(plan, [attempt("a", 1, "Succeeded")])).toBe("b@1:NotStarted")
     expect(nextId(plan, [attempt("a", 1, "Succeeded"), attempt("b", 1, "Succeeded")])).toBe("c@2:NotStarted")
     const done = [attempt("a", 1, "Succeeded"), attempt("b", 1, "Succeeded"), attempt("c", 1, "Succeeded")]
-    expect(RunState.next(plan, done, [])).toEqual({ _tag: "AllDone" })
-    expect(RunState.pendingSteps(plan, done, [])).toEqual([])
+    expect(Progress.next(plan, done, [])).toEqual({ _tag: "AllDone" })
+    expect(Progress.pendingSteps(plan, done, [])).toEqual([])
   })
 
   it("a revision's scheduled successor is next, and the task is not done until it is", () => {
     const plan = planOf(step("a"), step("b", { needs: ["a"] }))
     const revised = [attempt("a", 1, "Succeeded"), attempt("b", 1, "Succeeded"), attempt("b", 2, "Pending")]
     expect(nextId(plan, revised)).toBe("b@1:Scheduled")
-    expect(RunState.pendingSteps(plan, revised, [])).toEqual(["b"])
+    expect(Progress.pendingSteps(plan, revised, [])).toEqual(["b"])
     expect(nextId(plan, [...revised.slice(0, 2), attempt("b", 2, "Succeeded")])).toBe("AllDone")
   })
 
@@ -334,7 +334,7 @@ describe("RunState.next and pendingSteps", () => {
     expect(nextId(plan, [])).toBe("a@2:NotStarted")
     expect(nextId(plan, [attempt("a", 1, "Succeeded")])).toBe("b@0:NotStarted")
     expect(nextId(plan, [attempt("a", 1, "Succeeded"), attempt("b", 1, "Succeeded")])).toBe("c@1:NotStarted")
-    expect(RunState.pendingSteps(plan, [attempt("a", 1, "Succeeded")], [])).toEqual(["b", "c"])
+    expect(Progress.pendingSteps(plan, [attempt("a", 1, "Succeeded")], [])).toEqual(["b", "c"])
   })
 
   it("a diamond: the join waits for both branches", () => {
@@ -356,7 +356,7 @@ describe("RunState.next and pendingSteps", () => {
     for (const done of [["a"], ["a", "b"], ["a", "c"]]) {
       expect(nextId(plan, done.map(ok))).not.toMatch(/^d@/)
     }
-    expect(RunState.pendingSteps(plan, [ok("a"), ok("c")], [])).toEqual(["b", "d"])
+    expect(Progress.pendingSteps(plan, [ok("a"), ok("c")], [])).toEqual(["b", "d"])
   })
 
   it("a step whose need failed is not next: the failed need is (to retry)", () => {
@@ -368,7 +368,7 @@ describe("RunState.next and pendingSteps", () => {
     expect(nextId(plan, [attempt("a", 1, "Indeterminate")], [intent("i-1", "Dispatched")])).toBe("a@0:Unsettled")
     // Settled as succeeded by a person: the dependent runs.
     expect(nextId(plan, [attempt("a", 1, "Indeterminate")], [intent("i-1", "Resolved", "Succeeded")])).toBe("b@1:NotStarted")
-    expect(RunState.pendingSteps(plan, [attempt("a", 1, "Failed")], [])).toEqual(["a", "b"])
+    expect(Progress.pendingSteps(plan, [attempt("a", 1, "Failed")], [])).toEqual(["a", "b"])
   })
 
   it("an independent step after a blocked chain is still found", () => {
@@ -379,9 +379,9 @@ describe("RunState.next and pendingSteps", () => {
 
   it("a done step is never next, and a step with undone needs never is", () => {
     const plan = planOf(step("a"), step("b", { needs: ["a"] }), step("c"))
-    const found = RunState.next(plan, [attempt("a", 1, "Succeeded"), attempt("b", 1, "Failed")], [])
+    const found = Progress.next(plan, [attempt("a", 1, "Succeeded"), attempt("b", 1, "Failed")], [])
     expect(found).toMatchObject({ _tag: "Step", index: 1, status: { _tag: "Retry", attempt: 1, state: "Failed" } })
-    expect(RunState.statuses(plan, [attempt("a", 1, "Succeeded")], []).map((entry) => [entry.step.id, entry.status._tag])).toEqual([
+    expect(Progress.statuses(plan, [attempt("a", 1, "Succeeded")], []).map((entry) => [entry.step.id, entry.status._tag])).toEqual([
       ["a", "Done"],
       ["b", "NotStarted"],
       ["c", "NotStarted"]
@@ -393,17 +393,17 @@ describe("RunState.next and pendingSteps", () => {
 // normaliseTail and fingerprint
 // ---------------------------------------------------------------------------------------------
 
-describe("RunState.normaliseTail", () => {
+describe("Progress.normaliseTail", () => {
   it("keeps the last N non-empty lines", () => {
     const output = ["one", "", "two", "   ", "three", "four", "\t", ""].join("\n")
-    expect(RunState.normaliseTail(output, 2)).toBe("three\nfour")
-    expect(RunState.normaliseTail(output, 3)).toBe("two\nthree\nfour")
-    expect(RunState.normaliseTail(output, 100)).toBe("one\ntwo\nthree\nfour")
+    expect(Progress.normaliseTail(output, 2)).toBe("three\nfour")
+    expect(Progress.normaliseTail(output, 3)).toBe("two\nthree\nfour")
+    expect(Progress.normaliseTail(output, 100)).toBe("one\ntwo\nthree\nfour")
   })
 
   it("keeps 20 lines by default", () => {
     const output = Array.from({ length: 50 }, (_, i) => `line ${"x".repeat(i + 1)}`).join("\n")
-    const kept = RunState.normaliseTail(output).split("\n")
+    const kept = Progress.normaliseTail(output).split("\n")
     expect(kept).toHaveLength(20)
     expect(kept[19]).toBe(`line ${"x".repeat(50)}`)
     expect(kept[0]).toBe(`line ${"x".repeat(31)}`)
@@ -418,11 +418,11 @@ describe("RunState.normaliseTail", () => {
       ["  lots    of \t space  ", "lots of space"],
       ["a\r\nb\r\n", "a\nb"]
     ]
-    for (const [input, expected] of table) expect(RunState.normaliseTail(input), input).toBe(expected)
+    for (const [input, expected] of table) expect(Progress.normaliseTail(input), input).toBe(expected)
   })
 })
 
-describe("RunState.fingerprint", () => {
+describe("Progress.fingerprint", () => {
   const base = { stepId: "test", exitCode: 1, signal: null, timedOut: false, output: "" } as const
 
   it("is equal for outputs that differ only in numbers, hex ids, tmp paths, colour and whitespace", () => {
@@ -435,35 +435,35 @@ describe("RunState.fingerprint", () => {
       ["line one\r\nline two", "line one\nline two"]
     ]
     for (const [left, right] of pairs) {
-      expect(RunState.fingerprint({ ...base, output: left }), `${left} / ${right}`).toBe(RunState.fingerprint({ ...base, output: right }))
+      expect(Progress.fingerprint({ ...base, output: left }), `${left} / ${right}`).toBe(Progress.fingerprint({ ...base, output: right }))
     }
   })
 
   it("differs for different exit codes, timeout vs exit, signals, step ids and text", () => {
-    const reference = RunState.fingerprint({ ...base, output: "error: boom" })
+    const reference = Progress.fingerprint({ ...base, output: "error: boom" })
     const others = [
-      RunState.fingerprint({ ...base, exitCode: 2, output: "error: boom" }),
-      RunState.fingerprint({ ...base, timedOut: true, output: "error: boom" }),
-      RunState.fingerprint({ ...base, exitCode: null, signal: "SIGKILL", output: "error: boom" }),
-      RunState.fingerprint({ ...base, exitCode: null, signal: "SIGTERM", output: "error: boom" }),
-      RunState.fingerprint({ ...base, stepId: "build", output: "error: boom" }),
-      RunState.fingerprint({ ...base, output: "error: bang" }),
-      RunState.fingerprint({ ...base, output: "" })
+      Progress.fingerprint({ ...base, exitCode: 2, output: "error: boom" }),
+      Progress.fingerprint({ ...base, timedOut: true, output: "error: boom" }),
+      Progress.fingerprint({ ...base, exitCode: null, signal: "SIGKILL", output: "error: boom" }),
+      Progress.fingerprint({ ...base, exitCode: null, signal: "SIGTERM", output: "error: boom" }),
+      Progress.fingerprint({ ...base, stepId: "build", output: "error: boom" }),
+      Progress.fingerprint({ ...base, output: "error: bang" }),
+      Progress.fingerprint({ ...base, output: "" })
     ]
     expect(new Set([reference, ...others]).size).toBe(others.length + 1)
   })
 
   it("names how the command ended", () => {
-    expect(RunState.fingerprint({ ...base, exitCode: 3 })).toMatch(/^fp:exit:3:[0-9a-f]{16}$/)
-    expect(RunState.fingerprint({ ...base, timedOut: true, exitCode: null, signal: "SIGKILL" })).toMatch(/^fp:timeout:[0-9a-f]{16}$/)
-    expect(RunState.fingerprint({ ...base, exitCode: null, signal: "SIGKILL" })).toMatch(/^fp:signal:SIGKILL:[0-9a-f]{16}$/)
-    expect(RunState.fingerprint({ ...base, exitCode: null, signal: null })).toMatch(/^fp:signal:unknown:[0-9a-f]{16}$/)
+    expect(Progress.fingerprint({ ...base, exitCode: 3 })).toMatch(/^fp:exit:3:[0-9a-f]{16}$/)
+    expect(Progress.fingerprint({ ...base, timedOut: true, exitCode: null, signal: "SIGKILL" })).toMatch(/^fp:timeout:[0-9a-f]{16}$/)
+    expect(Progress.fingerprint({ ...base, exitCode: null, signal: "SIGKILL" })).toMatch(/^fp:signal:SIGKILL:[0-9a-f]{16}$/)
+    expect(Progress.fingerprint({ ...base, exitCode: null, signal: null })).toMatch(/^fp:signal:unknown:[0-9a-f]{16}$/)
   })
 
   it("only the last 20 non-empty lines count", () => {
     const tail = Array.from({ length: 20 }, (_, i) => `tail line ${"z".repeat(i)}`).join("\n")
-    expect(RunState.fingerprint({ ...base, output: `early noise\n${tail}` })).toBe(
-      RunState.fingerprint({ ...base, output: `completely different noise\n\n${tail}` })
+    expect(Progress.fingerprint({ ...base, output: `early noise\n${tail}` })).toBe(
+      Progress.fingerprint({ ...base, output: `completely different noise\n\n${tail}` })
     )
   })
 
@@ -471,16 +471,16 @@ describe("RunState.fingerprint", () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 200 }), fc.nat({ max: 999_999 }), fc.nat({ max: 999_999 }), (text, left, right) => {
         const words = text.replace(/[0-9a-fA-F]/g, "")
-        const a = RunState.fingerprint({ ...base, output: `${words} took ${left} ms` })
-        const b = RunState.fingerprint({ ...base, output: `${words} took ${right} ms` })
+        const a = Progress.fingerprint({ ...base, output: `${words} took ${left} ms` })
+        const b = Progress.fingerprint({ ...base, output: `${words} took ${right} ms` })
         expect(a).toBe(b)
-        expect(RunState.fingerprint({ ...base, output: text })).toBe(RunState.fingerprint({ ...base, output: text }))
+        expect(Progress.fingerprint({ ...base, output: text })).toBe(Progress.fingerprint({ ...base, output: text }))
       })
     )
   })
 })
 
-describe("RunState: hostile output", { timeout: 120_000 }, () => {
+describe("Progress: hostile output", { timeout: 120_000 }, () => {
   const hostile: ReadonlyArray<readonly [string, string]> = [
     ["5 MB on one line", "x".repeat(5 * 1024 * 1024)],
     ["5 MB of newlines", "\n".repeat(5 * 1024 * 1024)],
@@ -496,17 +496,17 @@ describe("RunState: hostile output", { timeout: 120_000 }, () => {
   ]
 
   it.each(hostile)("%s: normaliseTail and fingerprint do not throw", (_, output) => {
-    const tail = RunState.normaliseTail(output)
+    const tail = Progress.normaliseTail(output)
     expect(typeof tail).toBe("string")
     expect(tail.split("\n").length).toBeLessThanOrEqual(20)
-    const print = RunState.fingerprint({ stepId: "s", exitCode: 1, signal: null, timedOut: false, output })
+    const print = Progress.fingerprint({ stepId: "s", exitCode: 1, signal: null, timedOut: false, output })
     expect(print).toMatch(/^fp:exit:1:[0-9a-f]{16}$/)
-    expect(RunState.fingerprint({ stepId: "s", exitCode: 1, signal: null, timedOut: false, output })).toBe(print)
+    expect(Progress.fingerprint({ stepId: "s", exitCode: 1, signal: null, timedOut: false, output })).toBe(print)
   })
 
   it("a hostile step id or signal name does not throw", () => {
     for (const text of ["\uD800", "\u0000\n\n", "x".repeat(100_000)]) {
-      expect(RunState.fingerprint({ stepId: text, exitCode: null, signal: text, timedOut: false, output: text })).toMatch(/^fp:signal:/)
+      expect(Progress.fingerprint({ stepId: text, exitCode: null, signal: text, timedOut: false, output: text })).toMatch(/^fp:signal:/)
     }
   })
 })

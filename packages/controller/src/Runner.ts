@@ -22,7 +22,6 @@
  *
  * @since 0.1.0
  */
-import * as os from "node:os"
 import * as path from "node:path"
 import type * as Attempt from "@ratchet/kernel/Attempt"
 import * as Decider from "@ratchet/kernel/Decider"
@@ -40,7 +39,6 @@ import * as ReadModel from "@ratchet/storage/ReadModel"
 import type { StorageError } from "@ratchet/storage/StorageError"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
@@ -49,6 +47,7 @@ import { Project } from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Projection from "./Projection.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
+import * as RunLease from "./RunLease.js"
 import * as RunRecovery from "./RunRecovery.js"
 import * as RunReport from "./RunReport.js"
 import * as RunRequest from "./RunRequest.js"
@@ -175,15 +174,6 @@ const projectEveryMs = 5_000
 
 const newId = (prefix: string) => `${prefix}-${crypto.randomUUID().replace(/-/g, "").slice(0, 12)}`
 
-/** The identity of this runner process as a lease owner. */
-const ownerOf = (workspaceId: string) =>
-  Owner.current({ workspaceId, host: "runner", sessionRef: os.hostname().slice(0, 200) || "unknown-host" })
-
-/** The run started by a fresh runner lost a race for the task: it takes the lease the usual way. */
-class Raced {
-  readonly _tag = "Raced"
-}
-
 /** A step whose start a write committed, and whose command runs next. */
 interface Started {
   readonly step: Plan.Step
@@ -206,7 +196,6 @@ export const run = (
     const project = yield* Project
     const store = yield* EventStore.EventStore
     const models = yield* ReadModel.ReadModels
-    const leases = yield* LeaseManager.LeaseManager
     const projectId = project.project.projectId
     const root = project.root
     const taskId = options.taskId
@@ -215,7 +204,6 @@ export const run = (
     const fault = options.fault ?? (() => {})
     // The branch the task lives on (a rewind forks a new one); a run writes only there.
     const branch = TaskBranch.current(yield* store.branches(taskId))
-    const key: LeaseManager.Key = { projectId, taskId, branch }
     // Where step commands write their output (and pid files) on this machine.
     const outputDir = path.join(options.home, "output")
 
@@ -234,89 +222,22 @@ export const run = (
     }
 
     // ---- the lease ------------------------------------------------------------------------------
-    const owner = yield* ownerOf(project.workspaceId)
-    const observed = yield* leases.observe(key)
-    const released = yield* Ref.make(false)
-    let started = false
-    let lease: LeaseManager.Lease
-    let initial: CommandHandler.Read | null = null
-    if (options.takeover && observed.status !== "free") {
-      lease = (yield* leases.takeover(key, owner, { actor })).lease
-    } else if (startState === "PLAN_APPROVED" && observed.status === "free" && firstTask.spec !== null && firstTask.plan !== null) {
-      // A fresh run: the lease and the run start (with its checkpoint) in one append, so a run is
-      // never started without its lease nor a lease taken for a run that never started.
-      const epoch = (observed.epoch ?? 0) + 1
-      const runId = newId("run")
-      const authority = yield* ProjectApprovers.authority(projectId)
-      const fresh = yield* CommandHandler.handle({
-        projectId,
-        streamId: taskId,
-        branch,
-        epoch,
-        withRun: true,
-        known: first,
-        decide: (read, at) =>
-          read.summary?.version !== first.summary?.version || firstTask.spec === null || firstTask.plan === null
-            ? Effect.fail(new Raced())
-            : Effect.succeed([
-              {
-                _tag: "LeaseAcquired",
-                version: 1,
-                actor,
-                at,
-                epoch,
-                owner,
-                heartbeatMs: leases.settings.heartbeatMs,
-                graceMs: leases.settings.graceMs
-              } satisfies Event.Event,
-              { _tag: "StartRun", actor, at, runId, specDigest: firstTask.spec.digest, planDigest: firstTask.plan.digest, lease: { held: true, epoch }, authority },
-              { _tag: "CheckpointRecorded", version: 1, actor, at, kind: "run_start", runId } satisfies Event.Event
-            ]),
-        describeHolder: () => "another writer"
-      }).pipe(
-        Effect.map((handled): CommandHandler.Read | null => handled.after),
-        Effect.catchTags({ Raced: () => Effect.succeed(null), "@ratchet/controller/LeaseConflict": () => Effect.succeed(null) })
-      )
-      // The same owner's held lease, as the lease manager's value (acquire is reentrant for it).
-      lease = yield* leases.acquire(key, owner, { actor })
-      started = fresh !== null
-      initial = fresh
-    } else {
-      lease = yield* leases.acquire(key, owner, { actor })
-    }
-    // A request for this run that it did not act on (it blocked, or ended, first) goes with it.
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        const left = RunRequest.read(options.home, taskId)
-        // An epoch-less one (a Ctrl-C of this runner's own) is this run's too.
-        if (left !== null && (left.epoch === undefined || left.epoch === lease.epoch)) RunRequest.clearIf(options.home, taskId, left)
-      })
-    )
-    yield* Effect.addFinalizer(() =>
-      Effect.gen(function*() {
-        if (yield* Ref.get(released)) return
-        yield* leases.release(lease, { actor }).pipe(Effect.catchAll(() => Effect.void))
-      })
-    )
-
-    // The heartbeat: a lost lease stops the run at its next write (the store fences it anyway).
-    const lost = yield* Deferred.make<never, LeaseError.LeaseLost>()
-    // A lease this run released itself (with a cancel) is not lost: the heartbeat just stops.
-    yield* Effect.sleep(Duration.millis(lease.heartbeatMs)).pipe(
-      Effect.zipRight(Effect.flatMap(Ref.get(released), (done) => (done ? Effect.never : leases.heartbeat(lease)))),
-      Effect.tap((next) => Effect.sync(() => {
-        lease = next
-      })),
-      Effect.catchTag("@ratchet/storage/StorageError", () => Effect.void),
-      Effect.forever,
-      Effect.catchAll((error) =>
-        Effect.flatMap(Ref.get(released), (done) => (error._tag === "@ratchet/lease/LeaseLost" && !done ? Deferred.fail(lost, error) : Effect.void))
-      ),
-      Effect.forkScoped
-    )
+    const held = yield* RunLease.take({
+      projectId,
+      taskId,
+      branch,
+      first: { ...first, summary: first.summary },
+      takeover: options.takeover,
+      actor,
+      home: options.home,
+      workspaceId: project.workspaceId,
+      runId: () => newId("run")
+    })
+    const { lost, released } = held
+    let started = held.started
 
     // ---- writes ---------------------------------------------------------------------------------
-    const epoch = lease.epoch
+    const epoch = held.epoch
     const meta = (at: number) => ({ version: 1 as const, actor, at })
     // Taking the lease wrote to the stream: the run starts from what is stored now.
     const writer = RunWriter.make({
@@ -324,7 +245,7 @@ export const run = (
       taskId,
       branch,
       epoch,
-      initial: initial ?? (yield* CommandHandler.read(projectId, taskId, branch, true)),
+      initial: held.initial ?? (yield* CommandHandler.read(projectId, taskId, branch, true)),
       lost
     })
     const taskNow = () => writer.current().summary?.task ?? firstTask

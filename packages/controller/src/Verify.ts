@@ -21,18 +21,20 @@
  */
 import type * as Authority from "@ratchet/kernel/Authority"
 import type * as Event from "@ratchet/kernel/Event"
+import type * as Run from "@ratchet/kernel/Run"
 import * as Task from "@ratchet/kernel/Task"
 import * as BlobStore from "@ratchet/storage/BlobStore"
-import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as Evidence from "@ratchet/verifier/Evidence"
 import * as Verification from "@ratchet/verifier/Verification"
 import type * as Verifier from "@ratchet/verifier/Verifier"
 import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { heldLease, Project } from "./Controller.js"
+import { describeOwner, heldLease, Project } from "./Controller.js"
 import type * as Controller from "./Controller.js"
+import * as CommandHandler from "./CommandHandler.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Episode from "./Episode.js"
 import * as Projection from "./Projection.js"
@@ -79,8 +81,6 @@ export interface Result {
   readonly warnings: ReadonlyArray<string>
 }
 
-const retries = 5
-
 /**
  * Reads the task on its current branch, or fails with `TaskNotFound`.
  */
@@ -93,20 +93,12 @@ const taskOf = (projectId: string, taskId: string) =>
     return { summary, branch }
   })
 
-/** The kernel's events for `commands`, decided one after another from `task`. */
-const decideAll = (task: Task.Task, commands: ReadonlyArray<Task.Command>): Either.Either<ReadonlyArray<Event.Event>, Task.Rejection> => {
-  let state: Task.Aggregate = task
-  const events: Array<Event.Event> = []
-  for (const command of commands) {
-    const decision = Task.decide(command, state)
-    if (Either.isLeft(decision)) return decision
-    for (const event of decision.right) {
-      events.push(event)
-      state = Task.evolve(state, event)
-    }
-  }
-  return Either.right(events)
-}
+/** The task moved on while its verdicts were being reached: they are reported, not recorded. */
+class NotRecorded extends Data.TaggedError("NotRecorded")<{
+  readonly reason: string
+  readonly state: Task.State
+  readonly conclusion: Verification.Conclusion
+}> {}
 
 /**
  * REVISE: the steps behind the failed criteria get successor attempts, within the task's budget,
@@ -118,15 +110,14 @@ const decideAll = (task: Task.Task, commands: ReadonlyArray<Task.Command>): Eith
  */
 const revise = (
   task: Task.Task,
-  branch: string,
+  run: Run.State,
   episode: Episode.Episode,
   steps: ReadonlyArray<string>,
   actor: Event.Actor,
   at: number,
   authority: Authority.Authority
 ) =>
-  Effect.gen(function*() {
-    const models = yield* ReadModel.ReadModels
+{
     const runId = task.run!.runId
     const budget = Math.min(task.spec?.spec.execution?.retry?.maxSuccessors ?? Task.maxSuccessorsPerTask, Task.maxSuccessorsPerTask)
     // The kernel's no-progress rule, for a revision: the tree the run left is one an earlier failed
@@ -159,9 +150,8 @@ const revise = (
         successors: [] as ReadonlyArray<Event.Event>
       }
     }
-    const snapshot = yield* models.snapshot(task.taskId, branch)
     const latest = (stepId: string) =>
-      [...snapshot.attempts.values()].filter((row) => row.runId === runId && row.stepId === stepId).reduce((max, row) => Math.max(max, row.attempt), 0)
+      [...run.attempts.values()].filter((row) => row.runId === runId && row.stepId === stepId).reduce((max, row) => Math.max(max, row.attempt), 0)
     const successors: Array<Event.Event> = steps.flatMap((stepId, i): ReadonlyArray<Event.Event> => [
       { _tag: "SuccessorGranted", version: 1, actor, at, runId, stepId, successorsUsed: task.successorsUsed + i + 1, successorBudget: budget },
       { _tag: "AttemptScheduled", version: 1, actor, at, runId, stepId, attempt: latest(stepId) + 1 }
@@ -179,7 +169,7 @@ const revise = (
       authority
     }]
     return { blocker: null, unblock, successors }
-  })
+  }
 
 /**
  * Runs one verification pass (see the module comment).
@@ -190,7 +180,6 @@ const revise = (
 export const verify = (options: Options) =>
   Effect.gen(function*() {
     const project = yield* Project
-    const store = yield* EventStore.EventStore
     const blobs = yield* BlobStore.BlobStore
     const projectId = project.project.projectId
     const { taskId, invocation } = options
@@ -275,125 +264,136 @@ export const verify = (options: Options) =>
     const authority = yield* ProjectApprovers.authority(projectId)
 
     // ---- the record ---------------------------------------------------------------------------
-    for (let attempt = 1; attempt <= retries; attempt++) {
-      const fresh = yield* taskOf(projectId, taskId)
-      const now = fresh.summary.task
-      const at = yield* Clock.currentTimeMillis
-      const concludeOver = (all: ReadonlyArray<Event.AcVerdict>) =>
-        Verification.conclude({
-          taskId,
-          spec: spec.spec,
-          specDigest: spec.digest,
-          episode: episode.view,
-          verdicts: all,
-          authority,
-          // The approvals the episode rests on: a VERIFYING task has both a spec and a plan.
-          approvals: Task.approvals(task)!,
-          gateContext: {
-            taskId,
-            from: "VERIFYING",
-            evaluatedAt: at,
-            boundTo: { taskVersion: fresh.summary.version, specDigest: spec.digest, planDigest: task.plan?.digest ?? null }
-          }
-        })
-      const left = (reason: string): Result => ({
+    // Decided through the command handler against the task as it is when the verdicts are written:
+    // a task that moved on (rewound, re-run, a new episode) meanwhile keeps its verdicts unwritten.
+    let recordedBlocker: Event.Blocker | null = null
+    let conclusion: Verification.Conclusion | null = null
+    let verdictsSoFar: ReadonlyArray<Event.AcVerdict> = episode.verdicts
+    const concludeOver = (all: ReadonlyArray<Event.AcVerdict>, version: number, at: number) =>
+      Verification.conclude({
         taskId,
-        runId: episode.runId,
-        branch,
-        snapshotLsn: episode.snapshotLsn,
-        results,
-        conclusion: concludeOver([...episode.verdicts, ...verdicts]),
-        recordedLsn: null,
-        notRecorded: reason,
-        state: now.state,
-        workers: episode.view.workers,
-        warnings
+        spec: spec.spec,
+        specDigest: spec.digest,
+        episode: episode.view,
+        verdicts: all,
+        authority,
+        // The approvals the episode rests on: a VERIFYING task has both a spec and a plan.
+        approvals: Task.approvals(task)!,
+        gateContext: {
+          taskId,
+          from: "VERIFYING",
+          evaluatedAt: at,
+          boundTo: { taskVersion: version, specDigest: spec.digest, planDigest: task.plan?.digest ?? null }
+        }
       })
-      if (fresh.branch !== branch) {
-        return left(`task ${taskId} was rewound onto branch ${fresh.branch} while verifying; these verdicts are about branch ${branch} and were not recorded.`)
-      }
-      if (now.state !== "VERIFYING" || now.run?.runId !== episode.runId || now.spec?.digest !== spec.digest) {
-        return left(`task ${taskId} became ${now.state} while verifying; the verdicts were not recorded.`)
-      }
-      const again = yield* Episode.current(now, branch)
-      if (again.snapshotLsn !== episode.snapshotLsn) {
-        return left(`task ${taskId} entered a new verification episode (LSN ${again.snapshotLsn}) meanwhile; verify again.`)
-      }
-      const conclusion = concludeOver([...again.verdicts, ...verdicts])
-      const recorded: Event.Event = {
-        _tag: "VerificationRecorded",
-        version: 2,
-        actor: Signed.personOf(invocation),
-        at,
-        runId: episode.runId,
-        snapshotLsn: episode.snapshotLsn,
-        outcome: conclusion.outcome,
-        verdicts
-      }
-      const events: Array<Event.Event> = [recorded]
-      // What the task blocks on as recorded: a REVISE whose retry budget is spent blocks on that.
-      let recordedBlocker = conclusion.blocker
-      if (conclusion.blocker !== null) {
-        const revision = conclusion.outcome === "REVISE"
-          ? yield* revise(now, branch, again, conclusion.stepsToRevise, invocation.actor, at, authority)
-          : null
-        const blocker = revision?.blocker ?? conclusion.blocker
-        recordedBlocker = blocker
-        const decided = decideAll(now, [
-          { _tag: "Block", actor: invocation.actor, at, blocker },
-          ...(revision?.unblock ?? [])
-        ])
-        if (Either.isLeft(decided)) return yield* decided.left
-        events.push(...decided.right, ...(revision?.successors ?? []))
-      }
-      const appended = yield* store.append({
-        projectId,
-        streamId: taskId,
-        branch,
-        expectedVersion: fresh.summary.version,
-        epoch: invocation.leaseEpoch ?? null,
-        operationId: `op-${crypto.randomUUID()}`,
-        events
-      }).pipe(
-        Effect.map((result) => result.lastLsn),
-        Effect.catchTag("@ratchet/storage/VersionConflict", () => Effect.succeed(null)),
-        Effect.catchTag("@ratchet/storage/StaleEpoch", (stale) =>
-          Effect.fail(
-            new ControllerError.LeaseConflict({
-              taskId,
-              presented: invocation.leaseEpoch ?? null,
-              epoch: stale.current,
-              held: stale.held,
-              holder: null,
-              deadline: null
+    const handled = yield* CommandHandler.handle({
+      projectId,
+      streamId: taskId,
+      branch,
+      epoch: invocation.leaseEpoch ?? null,
+      withRun: true,
+      decide: (read, at) =>
+        Effect.gen(function*() {
+          const now = read.summary?.task
+          const version = read.summary?.version ?? 0
+          if (now === undefined) return yield* new ControllerError.TaskNotFound({ taskId, projectId })
+          const current = yield* TaskBranch.of(taskId)
+          if (current !== branch) {
+            return yield* new NotRecorded({
+              reason: `task ${taskId} was rewound onto branch ${current} while verifying; these verdicts are about branch ${branch} and were not recorded.`,
+              state: now.state,
+              conclusion: concludeOver([...episode.verdicts, ...verdicts], version, at)
             })
-          ))
-      )
-      if (appended === null) continue
-      const after = yield* taskOf(projectId, taskId)
-      const evidence = yield* VerificationReport.loadAll([...again.verdicts, ...verdicts].flatMap((v) => v.evidenceRefs))
-      const episodeAfter = yield* Episode.current(after.summary.task, branch)
-      const report = VerificationReport.render(after.summary.task, episodeAfter, evidence, authority)
-      const runMd = yield* RunReport.render(after.summary.task, branch).pipe(Effect.catchAll(() => Effect.succeed(null)))
-      yield* Projection.write(project.root, after.summary.task, runMd, report).pipe(
-        Effect.catchAll((error) => Effect.sync(() => warnings.push(error.message)))
-      )
+          }
+          if (now.state !== "VERIFYING" || now.run?.runId !== episode.runId || now.spec?.digest !== spec.digest) {
+            return yield* new NotRecorded({
+              reason: `task ${taskId} became ${now.state} while verifying; the verdicts were not recorded.`,
+              state: now.state,
+              conclusion: concludeOver([...episode.verdicts, ...verdicts], version, at)
+            })
+          }
+          const again = yield* Episode.current(now, branch)
+          if (again.snapshotLsn !== episode.snapshotLsn) {
+            return yield* new NotRecorded({
+              reason: `task ${taskId} entered a new verification episode (LSN ${again.snapshotLsn}) meanwhile; verify again.`,
+              state: now.state,
+              conclusion: concludeOver([...episode.verdicts, ...verdicts], version, at)
+            })
+          }
+          verdictsSoFar = again.verdicts
+          const concluded = concludeOver([...again.verdicts, ...verdicts], version, at)
+          conclusion = concluded
+          const recorded: Event.Event = {
+            _tag: "VerificationRecorded",
+            version: 2,
+            actor: Signed.personOf(invocation),
+            at,
+            runId: episode.runId,
+            snapshotLsn: episode.snapshotLsn,
+            outcome: concluded.outcome,
+            verdicts
+          }
+          // What the task blocks on as recorded: a REVISE whose retry budget is spent blocks on that.
+          recordedBlocker = concluded.blocker
+          if (concluded.blocker === null) return [recorded]
+          const revision = concluded.outcome === "REVISE"
+            ? revise(now, read.run, again, concluded.stepsToRevise, invocation.actor, at, authority)
+            : null
+          const blocker = revision?.blocker ?? concluded.blocker
+          recordedBlocker = blocker
+          return [
+            recorded,
+            { _tag: "Block", actor: invocation.actor, at, blocker } satisfies Task.Command,
+            ...(revision?.unblock ?? []),
+            ...(revision?.successors ?? [])
+          ]
+        }),
+      describeHolder: (held) => describeOwner(held.owner)
+    }).pipe(
+      Effect.map((done) => Either.right(done)),
+      Effect.catchTag("NotRecorded", (notRecorded) => Effect.succeed(Either.left(notRecorded))),
+      Effect.catchTag("@ratchet/kernel/RunCommandRefused", (refused) => Effect.die(refused))
+    )
+    if (Either.isLeft(handled)) {
       return {
         taskId,
         runId: episode.runId,
         branch,
         snapshotLsn: episode.snapshotLsn,
         results,
-        // Reported as recorded, so the next action shown is the one the task's state accepts.
-        conclusion: recordedBlocker === conclusion.blocker ? conclusion : { ...conclusion, blocker: recordedBlocker },
-        recordedLsn: appended,
-        notRecorded: null,
-        state: after.summary.task.state,
+        conclusion: handled.left.conclusion,
+        recordedLsn: null,
+        notRecorded: handled.left.reason,
+        state: handled.left.state,
         workers: episode.view.workers,
         warnings
       } satisfies Result
     }
-    return yield* new ControllerError.WriteConflict({ taskId, attempts: retries })
+    const after = handled.right.task
+    const evidence = yield* VerificationReport.loadAll([...verdictsSoFar, ...verdicts].flatMap((v) => v.evidenceRefs))
+    const episodeAfter = yield* Episode.current(after, branch)
+    const report = VerificationReport.render(after, episodeAfter, evidence, authority)
+    const runMd = yield* RunReport.render(after, branch).pipe(Effect.catchAll(() => Effect.succeed(null)))
+    yield* Projection.write(project.root, after, runMd, report).pipe(
+      Effect.catchAll((error) => Effect.sync(() => warnings.push(error.message)))
+    )
+    const concluded = conclusion as Verification.Conclusion | null
+    if (concluded === null) return yield* Effect.dieMessage("a verification recorded without a conclusion")
+    const blocker = recordedBlocker as Event.Blocker | null
+    return {
+      taskId,
+      runId: episode.runId,
+      branch,
+      snapshotLsn: episode.snapshotLsn,
+      results,
+      // Reported as recorded, so the next action shown is the one the task's state accepts.
+      conclusion: blocker === concluded.blocker ? concluded : { ...concluded, blocker },
+      recordedLsn: handled.right.appended?.lastLsn ?? null,
+      notRecorded: null,
+      state: after.state,
+      workers: episode.view.workers,
+      warnings
+    } satisfies Result
   })
 
 /**

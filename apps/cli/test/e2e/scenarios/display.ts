@@ -45,6 +45,9 @@ export const display = (engine: Engine): void => {
       expect(digest).toBeDefined()
       const approved = await world.tty(["approve", taskId, "spec", "--json"], `${digest!.slice(7, 15)}\n${passphrase}\n`)
       expect(approved.code, approved.stdout).toBe(0)
+      // The passphrase is never shown: what the pseudo-terminal echoes of the input typed ahead
+      // comes before the first prompt (the line reader turns that echo off), and Ratchet echoes none.
+      expect(approved.stdout.slice(approved.stdout.indexOf("Type the first"))).not.toContain(passphrase)
       const view = await status(world, taskId)
       expect(view.state).toBe("SPEC_APPROVED")
       expect(view.digests.specApproved).toBe(digest)

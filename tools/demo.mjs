@@ -8,13 +8,15 @@
  * report as evidence; AC-002 checks the fixed module by a command and by its SHA-256. The plan's
  * one step is the agent's work (a manual step; this script edits the file as the agent would, and
  * reports the step done as `agent:demo-agent`). The agent's first fix is wrong: `ratchet done` is
- * refused before verification (a HOLD with the reason and the next action), `ratchet verify` (as
- * `verifier:demo-ci`, an identity that did none of the work) fails AC-001, which sends the step
- * back to RUNNING with a successor attempt; the second fix passes, and `ratchet done` completes
- * atomically.
+ * refused before verification (a HOLD with the reason and the next action), `ratchet verify` (by
+ * the person, who did none of the work, signing the verdicts with their approval key) fails
+ * AC-001, which sends the step back to RUNNING with a successor attempt; the second fix passes, and
+ * `ratchet done` completes atomically.
  *
- * Approvals are typed by a person on a terminal; here this script types them, through `script`
- * (a pseudo-terminal), exactly as the end-to-end tests do, and says so.
+ * Approvals and verdicts are a person's acts, typed on a terminal and signed with their approval
+ * key: the demo first makes that key (`ratchet approver init`, under a passphrase it chose), then
+ * types the digests' characters and the passphrase through `script` (a pseudo-terminal), exactly
+ * as the end-to-end tests do, and says so. The key lives in the demo's own store directory.
  *
  * The repository and store live in a fresh temporary directory (kept, and printed, at the end).
  */
@@ -41,6 +43,9 @@ fs.mkdirSync(files)
 const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("RATCHET_") && !key.startsWith("GIT_")))
 Object.assign(env, { RATCHET_HOME: path.join(root, "home"), NO_COLOR: "1", SHELL: "/bin/sh" })
 
+/** The passphrase of the demo person's approval key: the demo chose it, and types it where a person would. */
+const passphrase = "the demo's passphrase, typed by the demo"
+
 const say = (/** @type {string} */ text) => console.log(text)
 const shellWord = (/** @type {string} */ word) => `'${word.replace(/'/g, `'\\''`)}'`
 
@@ -65,7 +70,9 @@ const ratchet = (args, { expect = [0], tty = null, actor = null, quiet = false, 
   const result = tty === null
     ? spawnSync(process.execPath, [bin, ...args], { cwd: repo, env: callEnv, encoding: "utf8" })
     : spawnSync("script", ["-qec", [process.execPath, bin, ...args].map(shellWord).join(" "), "/dev/null"], { cwd: repo, env: callEnv, input: tty, encoding: "utf8" })
-  const out = `${result.stdout ?? ""}${result.stderr ?? ""}`.trimEnd()
+  // The demo types ahead, before Ratchet has turned the terminal's echo off, so the pseudo-terminal
+  // echoes the passphrase back; a person typing at the prompt sees nothing. It is not printed here.
+  const out = `${result.stdout ?? ""}${result.stderr ?? ""}`.trimEnd().replaceAll(passphrase, "(the passphrase, typed ahead)")
   if (!quiet && out !== "") say(out.split("\n").map((line) => `  ${line}`).join("\n"))
   if (!expect.includes(result.status ?? -1)) {
     console.error(`\nratchet ${args.join(" ")} exited ${result.status}, expected ${expect.join(" or ")}; the demo stops. Files: ${root}`)
@@ -93,7 +100,8 @@ const git = (/** @type {Array<string>} */ ...args) => {
 }
 
 /**
- * Approves `subject` as the person at the terminal: types the digest's first 8 hex characters.
+ * Approves `subject` as the person at the terminal: types the digest's first 8 hex characters,
+ * then the approval key's passphrase (the receipt is signed with the key).
  *
  * @param {string} taskId
  * @param {"restatement" | "spec" | "plan"} subject
@@ -101,8 +109,8 @@ const git = (/** @type {Array<string>} */ ...args) => {
 const approve = (taskId, subject, digestField = subject) => {
   const digest = json(["status", taskId]).task.digests[digestField]
   const typed = digest.slice("sha256:".length, "sha256:".length + 8)
-  const result = ratchet(["approve", taskId, subject], { tty: `${typed}\n`, quiet: true })
-  say(`  (the ${subject} is shown in full; the person types ${typed})`)
+  const result = ratchet(["approve", taskId, subject], { tty: `${typed}\n${passphrase}\n`, quiet: true })
+  say(`  (the ${subject} is shown in full; the person types ${typed}, then the key's passphrase)`)
   say(result.stdout.trimEnd().split("\n").slice(-3).map((line) => `  ${line}`).join("\n"))
 }
 
@@ -131,6 +139,8 @@ say(`A repository with a bug (src/sum.mjs subtracts) and its test, in ${repo}`)
 
 // ---- brief, spec, plan ----------------------------------------------------------------------------
 ratchet(["init"])
+say("\nThe person makes their approval key, which signs every approval and verdict; the demo types the passphrase it chose, twice:")
+ratchet(["approver", "init", "--id", "demo-person"], { tty: `${passphrase}\n${passphrase}\n` })
 const taskId = json(["task", "create", "--goal", "Make sum add, so its test passes"]).taskId
 say(`  task ${taskId}`)
 ratchet(["brief", taskId, "restate", "sum(a, b) must return a + b; the test in test/sum.test.mjs must pass."])
@@ -209,15 +219,15 @@ ratchet(["step", "done", taskId, "fix-sum", "--note", "sum now combines its argu
 ratchet(["run", taskId])
 say("\nCompletion before verification is refused, with the reason and what to do:")
 ratchet(["done", taskId], { expect: [3] })
-say("\nVerification by an identity that did none of the work. The agent's fix is wrong, so AC-001 fails:")
-ratchet(["verify", taskId], { actor: "verifier:demo-ci", expect: [3] })
+say("\nVerification by the person, who did none of the work, signing the verdicts (the demo types the passphrase). The agent's fix is wrong, so AC-001 fails:")
+ratchet(["verify", taskId], { tty: `${passphrase}\n`, expect: [3] })
 say("\nThe step behind the failed criteria got a successor attempt and the task is RUNNING again; completion is refused meanwhile:")
 ratchet(["done", taskId], { expect: [2] })
 ratchet(["run", taskId])
 edit("export const sum = (a, b) => a + b\n")
 ratchet(["step", "done", taskId, "fix-sum", "--note", "sum adds"], { actor: agent })
 ratchet(["run", taskId])
-ratchet(["verify", taskId], { actor: "verifier:demo-ci" })
+ratchet(["verify", taskId], { tty: `${passphrase}\n` })
 ratchet(["done", taskId])
 ratchet(["done", taskId])
 ratchet(["evidence", taskId, "--ac", "AC-001"])

@@ -11,7 +11,9 @@
  *
  * Every prompt of a process reads from one line reader, opened on first use and closed by
  * {@link close}, so what a person typed ahead (the digest's characters, then the passphrase) is
- * never lost between two prompts.
+ * never lost between two prompts. The reader echoes only while a prompt that is not a secret waits
+ * for its line: a line typed ahead may be the passphrase, so it is not shown as it arrives, and a
+ * typed-ahead answer to an ordinary prompt is shown when that prompt takes it.
  *
  * @since 0.1.0
  */
@@ -33,7 +35,7 @@ interface Session {
   readonly queued: Array<string>
   waiting: ((line: string | null) => void) | null
   closed: boolean
-  /** While a secret is typed, nothing the reader would echo is written. */
+  /** Nothing the reader would echo is written: always, except while an ordinary prompt waits. */
   muted: boolean
 }
 
@@ -42,7 +44,7 @@ let session: Session | null = null
 const open = (): Session => {
   if (session !== null) return session
   const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true })
-  const opened: Session = { rl, queued: [], waiting: null, closed: false, muted: false }
+  const opened: Session = { rl, queued: [], waiting: null, closed: false, muted: true }
   // readline echoes what it reads through this method; a secret is read with it silenced.
   const write = (rl as unknown as { _writeToOutput: (text: string) => void })._writeToOutput.bind(rl)
   ;(rl as unknown as { _writeToOutput: (text: string) => void })._writeToOutput = (text: string) => {
@@ -72,8 +74,8 @@ const nextLine = (prompt: string, secret: boolean): Effect.Effect<string | null>
     process.stderr.write(prompt)
     const queued = current.queued.shift()
     if (queued !== undefined) {
-      // Typed ahead, read already: end the prompt's line as the reader would have on Enter.
-      process.stderr.write("\n")
+      // It was not echoed as it arrived: show an ordinary answer now, never a secret.
+      process.stderr.write(secret ? "\n" : `${queued}\n`)
       resume(Effect.succeed(queued))
       return
     }
@@ -83,12 +85,13 @@ const nextLine = (prompt: string, secret: boolean): Effect.Effect<string | null>
     }
     current.muted = secret
     current.waiting = (line) => {
-      current.muted = false
+      // Muted again at once: the rest of what arrived with this line is typed ahead.
+      current.muted = true
       if (secret) process.stderr.write("\n")
       resume(Effect.succeed(line))
     }
     return Effect.sync(() => {
-      current.muted = false
+      current.muted = true
       current.waiting = null
     })
   })

@@ -128,7 +128,8 @@ describe("Help.group", () => {
       brief: ["brief ask", "brief answer", "brief restate", "brief close"],
       step: ["step done"],
       lease: ["lease show", "lease acquire", "lease heartbeat", "lease release", "lease takeover"],
-      hooks: ["hooks install", "hooks uninstall"]
+      hooks: ["hooks install", "hooks uninstall"],
+      approver: ["approver init", "approver show", "approver add", "approver remove", "approver list", "approver trust"]
     }
     expect([...Help.groups].sort()).toEqual(Object.keys(expected).sort())
     for (const [word, names] of Object.entries(expected)) {

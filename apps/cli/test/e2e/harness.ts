@@ -386,6 +386,24 @@ export const registerApprover = async (world: World): Promise<Result> => {
   return made
 }
 
+/**
+ * A second person: their own approval key (`<root>/<id>-key.json`, sealed under the same test
+ * {@link passphrase}), made with `ratchet approver init`, which the project refuses to register
+ * (it has an approver already), then signed in by the world's approver (`ratchet approver add`,
+ * typing their passphrase). Returns the environment that makes a call use the newcomer's key.
+ */
+export const addApprover = async (world: World, id: string): Promise<Record<string, string>> => {
+  const env = { RATCHET_APPROVER_KEY: path.join(world.root, `${id}-key.json`) }
+  const made = await world.tty(["approver", "init", "--id", id, "--kdf-cost", "14", "--json"], `${passphrase}\n${passphrase}\n`, env)
+  if (made.code !== 2 || !String(made.json?.error?.message).includes(`ratchet approver add ${id} `)) {
+    throw new Error(`ratchet approver init --id ${id} in a project with an approver exited ${made.code}\n${made.stdout}`)
+  }
+  const shown = await world.ok(["approver", "show", "--json"], { env })
+  const added = await world.tty(["approver", "add", id, shown.json.key as string, "--json"], `${passphrase}\n`)
+  if (added.code !== 0 || added.json?.added?.id !== id) throw new Error(`ratchet approver add ${id} exited ${added.code}\n${added.stdout}`)
+  return env
+}
+
 /** `ratchet task create`, returning the new task's id. */
 export const createTask = async (world: World, goal: string): Promise<string> => {
   const created = await world.ok(["task", "create", "--goal", goal, "--json"])
@@ -451,6 +469,36 @@ export const approveOk = async (world: World, taskId: string, subject: "restatem
   const result = await approve(world, taskId, subject)
   if (result.code !== 0) throw new Error(`approve ${taskId} ${subject} exited ${result.code}\n${result.stdout}\n${result.stderr}`)
   return result
+}
+
+/** What {@link personalAct} saw: the refused first call, the digest it showed, and the act. */
+export interface PersonalAct {
+  /** The first call, answered with an empty line: refused, nothing written. */
+  readonly shown: Result
+  /** The digest the prompt showed. */
+  readonly digest: string
+  /** The second call, typing the digest's first 8 hex characters and the passphrase. */
+  readonly result: Result
+}
+
+/**
+ * A person-only act whose digest the test does not compute (a rewind, an unblock of a scope
+ * violation or of a decision a run asked for), done as a person does it: `ratchet args` on a
+ * terminal, answering the confirmation with an empty line, which shows what is decided and its
+ * digest and refuses it (exit 2, `confirmation`), leaving the store exactly as it was (checked
+ * here); then again, typing the first 8 hex characters of the digest shown and the approval key's
+ * passphrase. Fails the test when the first call does not refuse that way.
+ */
+export const personalAct = async (world: World, args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}): Promise<PersonalAct> => {
+  const before = await world.engine.fingerprint(world)
+  const shown = await world.tty([...args, "--json"], "\n", extraEnv)
+  const digest = /\ndigest (sha256:[0-9a-f]{64})\r?\n/.exec(shown.stdout)?.[1]
+  if (shown.code !== 2 || shown.json?.error?.field !== "confirmation" || digest === undefined) {
+    throw new Error(`ratchet ${args.join(" ")} answered with an empty line did not show a digest and refuse (exit ${shown.code})\n${shown.stdout}`)
+  }
+  if ((await world.engine.fingerprint(world)) !== before) throw new Error(`ratchet ${args.join(" ")} refused at its prompt, yet the store changed`)
+  const result = await world.tty([...args, "--json"], `${confirmationOf(digest)}\n${passphrase}\n`, extraEnv)
+  return { shown, digest, result }
 }
 
 // ---------------------------------------------------------------------------------------------

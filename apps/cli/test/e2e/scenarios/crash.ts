@@ -15,7 +15,20 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { checkLog, confirmationOf, type Engine, events, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
+import {
+  approverId,
+  checkLog,
+  confirmationOf,
+  type Engine,
+  events,
+  makeWorld,
+  passphrase,
+  removeWorlds,
+  specText,
+  status,
+  toPlanApproved,
+  type World
+} from "../harness.js"
 import { commandStep, planOf, transitionsOf } from "./run.js"
 
 const points = [
@@ -42,13 +55,20 @@ const leaseEnv = { RATCHET_LEASE_HEARTBEAT_MS: "100", RATCHET_LEASE_GRACE_MS: "3
 
 const lines = (file: string): number => (fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").length : 0)
 
-/** A person settles the Indeterminate step on a terminal, typing the digest of their decision. */
+/**
+ * A person settles the Indeterminate step on a terminal, typing the digest of their decision and
+ * their approval key's passphrase: the settlement is recorded as theirs, signed.
+ */
 const settle = async (world: World, taskId: string, stepId: string, outcome: "succeeded" | "failed") => {
   const log = await events(world, taskId)
   const intentId = log.filter((r) => r.type === "IntentRecorded" && r.event.stepId === stepId).at(-1)!.event.intentId as string
   const digest = `sha256:${createHash("sha256").update(JSON.stringify({ resolution: { taskId, intentId, outcome } })).digest("hex")}`
-  const result = await world.tty(["unblock", taskId, "--resolve", stepId, outcome, "--json"], `${confirmationOf(digest)}\n`, leaseEnv)
+  const result = await world.tty(["unblock", taskId, "--resolve", stepId, outcome, "--json"], `${confirmationOf(digest)}\n${passphrase}\n`, leaseEnv)
   if (result.code !== 0) throw new Error(`settle exited ${result.code}: ${result.stdout}`)
+  const settled = (await events(world, taskId)).find((r) => r.type === "IntentSettled" && r.event.intentId === intentId)!
+  expect(settled.actor).toEqual({ kind: "user", id: approverId })
+  expect(settled.event.receipt).toMatchObject({ subject: "resolution", digest, channel: "terminal", actor: { kind: "user", id: approverId } })
+  expect(settled.event.receipt.signature).not.toBeNull()
 }
 
 export const crashMatrix = (engine: Engine): void => {
@@ -97,6 +117,13 @@ export const crashMatrix = (engine: Engine): void => {
         const back = await world.tty(["rewind", taskId, "--to", String(runStart.lsn), "--json"], "", leaseEnv)
         expect(back.code).toBe(2)
         expect(back.json.error.fix).toContain("--resolve effect")
+        // nor is it settled without the person's approval key: unsigned, it is refused and writes nothing
+        const blocked = (await events(world, taskId)).length
+        const noKey = { ...leaseEnv, RATCHET_APPROVER_KEY: path.join(world.root, "no-key.json") }
+        const unsigned = await world.tty(["unblock", taskId, "--resolve", "effect", "succeeded", "--json"], "", noKey)
+        expect(unsigned.code, unsigned.stdout).toBe(2)
+        expect(unsigned.json.error.message).toContain("carries no approver's signature")
+        expect(await events(world, taskId)).toHaveLength(blocked)
         // the person looks at the marker and tells the truth
         await settle(world, taskId, "effect", effectRan(point) ? "succeeded" : "failed")
         const finished = await world.run(["run", taskId], { env: leaseEnv })

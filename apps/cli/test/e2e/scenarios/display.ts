@@ -7,7 +7,20 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { createTask, type Engine, events, makeWorld, removeWorlds, specText, status, toPlanApproved, toSpecReady } from "../harness.js"
+import {
+  approverId,
+  confirmationOf,
+  createTask,
+  type Engine,
+  events,
+  makeWorld,
+  passphrase,
+  removeWorlds,
+  specText,
+  status,
+  toPlanApproved,
+  toSpecReady
+} from "../harness.js"
 
 const escape = "\u001b"
 
@@ -27,14 +40,20 @@ export const display = (engine: Engine): void => {
       expect(shown.stdout).not.toContain(`${escape}[2K`)
       expect((await status(world, taskId)).state).toBe("SPEC_READY")
 
-      // Type what the prompt showed, not what status says.
+      // Type what the prompt showed, not what status says, then the approval key's passphrase.
       const digest = /digest (sha256:[0-9a-f]{64})/.exec(shown.stdout)?.[1]
       expect(digest).toBeDefined()
-      const approved = await world.tty(["approve", taskId, "spec", "--json"], `${digest!.slice(7, 15)}\n`)
-      expect(approved.code).toBe(0)
+      const approved = await world.tty(["approve", taskId, "spec", "--json"], `${digest!.slice(7, 15)}\n${passphrase}\n`)
+      expect(approved.code, approved.stdout).toBe(0)
+      // The passphrase is never shown: what the pseudo-terminal echoes of the input typed ahead
+      // comes before the first prompt (the line reader turns that echo off), and Ratchet echoes none.
+      expect(approved.stdout.slice(approved.stdout.indexOf("Type the first"))).not.toContain(passphrase)
       const view = await status(world, taskId)
       expect(view.state).toBe("SPEC_APPROVED")
       expect(view.digests.specApproved).toBe(digest)
+      const receipt = (await events(world, taskId)).at(-1)!.event.receipt
+      expect(receipt).toMatchObject({ subject: "spec", digest, channel: "terminal", actor: { kind: "user", id: approverId } })
+      expect(receipt.signature).not.toBeNull()
 
       // status and list write the goal's control characters out too.
       const goalTask = await createTask(world, `goal ${escape}[31mred`)
@@ -101,7 +120,7 @@ export const display = (engine: Engine): void => {
       expect((await events(world, taskId)).length).toBe(log.length)
     })
 
-    it("14. a bad environment is invalid input naming the variable, opens nothing, and an agent is never asked to approve", async () => {
+    it("14. a bad environment is invalid input naming the variable, opens nothing, and an agent without the approval key and its passphrase approves nothing", async () => {
       const world = await makeWorld(engine)
       const taskId = await toSpecReady(world, "Environment")
       const before = (await events(world, taskId)).length
@@ -129,12 +148,22 @@ export const display = (engine: Engine): void => {
       expect(fs.existsSync(path.join(world.repo, "relative"))).toBe(false)
       expect(await events(world, taskId)).toHaveLength(before)
 
-      // An agent on a pseudo-terminal is not shown a prompt: the kernel answers approval_requires_user.
-      const asAgent = await world.tty(["approve", taskId, "spec", "--json"], "\n", { RATCHET_ACTOR: "agent:claude-1" })
-      expect(asAgent.code).toBe(3)
+      // An agent on a pseudo-terminal, without the person's approval key, is not shown a prompt:
+      // its receipt is unsigned and not a person's, and the kernel holds it.
+      const asAgent = await world.tty(["approve", taskId, "spec", "--json"], "\n", {
+        RATCHET_ACTOR: "agent:claude-1",
+        RATCHET_APPROVER_KEY: path.join(world.root, "no-key-here.json")
+      })
+      expect(asAgent.code, asAgent.stdout).toBe(3)
       expect(asAgent.stdout).not.toContain("Type the first")
-      expect(asAgent.json.error.gate.reasons.map((r: { code: string }) => r.code)).toContain("approval_requires_user")
+      expect(asAgent.json.error.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["approval_requires_user", "receipt_unsigned"])
+      // Within reach of the key file it is asked, and without the passphrase it approves nothing.
+      const typed = `${confirmationOf((await status(world, taskId)).digests.spec)}\na guessed passphrase\n`
+      const guessed = await world.tty(["approve", taskId, "spec", "--json"], typed, { RATCHET_ACTOR: "agent:claude-1" })
+      expect(guessed.code, guessed.stdout).toBe(2)
+      expect(guessed.stdout).toContain("Passphrase of the approval key")
       expect((await status(world, taskId)).state).toBe("SPEC_READY")
+      expect(await events(world, taskId)).toHaveLength(before)
     })
   })
 }

@@ -26,7 +26,7 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { confirmationOf, createTask, type Engine, events, makeWorld, removeWorlds, status, toPlanApproved, type World } from "../harness.js"
+import { confirmationOf, createTask, type Engine, events, makeWorld, passphrase, personalAct, removeWorlds, status, toPlanApproved, type World } from "../harness.js"
 
 const packages = path.resolve(import.meta.dirname, "../../../../../packages")
 const fixtureDirectory = { "claude-code": path.join(packages, "host-claude-code/test/fixtures"), codex: path.join(packages, "host-codex/test/fixtures") }
@@ -372,7 +372,7 @@ export const hookScenarios = (engine: Engine): void => {
       // a person declares on a terminal that the open calls happened: both are resolved, the step
       // is done (the earlier failed call does not undo the settlement), and the run goes on to verification
       const digest = `sha256:${createHash("sha256").update(JSON.stringify({ resolution: { taskId: planned, intentId: open[0], outcome: "succeeded" } })).digest("hex")}`
-      const settled = await world.tty(["unblock", planned, "--resolve", "fix", "succeeded", "--json"], `${confirmationOf(digest)}\n`)
+      const settled = await world.tty(["unblock", planned, "--resolve", "fix", "succeeded", "--json"], `${confirmationOf(digest)}\n${passphrase}\n`)
       expect(settled.code, settled.stdout).toBe(0)
       const resolutions = (await events(world, planned)).filter((record) => record.type === "IntentResolved").slice(1)
       expect(resolutions.map((record) => [record.event.intentId, record.event.outcome]).sort()).toEqual(open.map((id) => [id, "Succeeded"]).sort())
@@ -420,7 +420,7 @@ export const hookScenarios = (engine: Engine): void => {
       expect((await events(world, planned)).length).toBe(log.length)
       // the person goes on as after any scope violation
       fs.rmSync(path.join(world.repo, "dist"), { recursive: true })
-      await world.ok(["unblock", planned, "--to", "RUNNING", "--resolution", "removed the build output"])
+      expect((await personalAct(world, ["unblock", planned, "--to", "RUNNING", "--resolution", "removed the build output"])).result.code).toBe(0)
       expect((await world.run(["run", planned])).code).toBe(0)
       expect((await status(world, planned)).state).toBe("VERIFYING")
     })

@@ -11,6 +11,7 @@ import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import {
   approveOk,
+  approverId,
   createTask,
   type Engine,
   events,
@@ -119,13 +120,17 @@ export const lifecycle = (engine: Engine): void => {
         expect(record.epoch).toBeNull()
         expect(record.event._tag).toBe(record.type)
       }
-      // every approval is a receipt typed on a terminal, bound to the digest status shows
-      const receipts = log.filter((record) => record.type.endsWith("Approved")).map((record) => record.event.receipt)
-      expect(receipts.map((receipt) => [receipt.subject, receipt.channel, receipt.actor.kind])).toEqual([
-        ["restatement", "terminal", "user"],
-        ["spec", "terminal", "user"],
-        ["plan", "terminal", "user"]
+      // every approval is a receipt typed on a terminal, bound to the digest status shows, and
+      // signed with the approver's key (the approver is who it is recorded as)
+      const approvals = log.filter((record) => record.type.endsWith("Approved"))
+      const receipts = approvals.map((record) => record.event.receipt)
+      expect(receipts.map((receipt) => [receipt.subject, receipt.channel, receipt.actor.kind, receipt.actor.id])).toEqual([
+        ["restatement", "terminal", "user", approverId],
+        ["spec", "terminal", "user", approverId],
+        ["plan", "terminal", "user", approverId]
       ])
+      expect(approvals.map((record) => record.actor)).toEqual(receipts.map(() => ({ kind: "user", id: approverId })))
+      for (const receipt of receipts) expect(receipt.signature).toMatchObject({ key: expect.stringMatching(/^ed25519:/) })
       expect(receipts.map((receipt) => receipt.digest)).toEqual([view.digests.restatement, view.digests.spec, view.digests.plan])
       const logText = await world.ok(["log", taskId])
       const lines = logText.stdout.trimEnd().split("\n")

@@ -7,11 +7,13 @@ import { afterAll, describe, expect, it } from "vitest"
 import {
   approve,
   approveOk,
+  approverId,
   confirmationOf,
   type Engine,
   events,
   failThroughStore,
   makeWorld,
+  passphrase,
   planText,
   removeWorlds,
   specText,
@@ -98,11 +100,11 @@ export const recovery = (engine: Engine): void => {
       expect(changed.json.error.action).toContain(`ratchet reopen ${taskId}`)
       expect(await events(world, taskId)).toHaveLength(before)
 
-      // off a terminal: HOLD, nothing written
+      // off a terminal: HOLD (not typed, not signed), nothing written
       const piped = await world.run(["reopen", taskId, "--reason", "the run cannot be recovered", "--json"])
       expect(piped.code).toBe(3)
       expect(piped.json.error._tag).toBe("@ratchet/kernel/TaskCommandHeld")
-      expect(piped.json.error.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["approval_requires_terminal"])
+      expect(piped.json.error.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["approval_requires_terminal", "receipt_unsigned"])
       expect(await events(world, taskId)).toHaveLength(before)
 
       // on a terminal, the wrong characters: refused, nothing written
@@ -114,8 +116,8 @@ export const recovery = (engine: Engine): void => {
       expect(await events(world, taskId)).toHaveLength(before)
       expect((await status(world, taskId)).state).toBe("FAILED")
 
-      // the right characters: REOPENED, with a receipt bound to the spec digest
-      const right = await world.tty(["reopen", taskId, "--reason", "the run cannot be recovered", "--json"], `${confirmation}\n`)
+      // the right characters and the approval key's passphrase: REOPENED, with a signed receipt bound to the spec digest
+      const right = await world.tty(["reopen", taskId, "--reason", "the run cannot be recovered", "--json"], `${confirmation}\n${passphrase}\n`)
       expect(right.code).toBe(0)
       expect(right.stdout).toContain(specDigest)
       expect(right.json).toMatchObject({ ok: true, state: "REOPENED", events: ["TaskReopened"] })
@@ -124,7 +126,9 @@ export const recovery = (engine: Engine): void => {
       const reopened = log[log.length - 1]
       expect(reopened?.type).toBe("TaskReopened")
       expect(reopened?.event).toMatchObject({ from: "FAILED", reason: "the run cannot be recovered" })
-      expect(reopened?.event.receipt).toMatchObject({ subject: "reopen", channel: "terminal", digest: specDigest, actor: { kind: "user" } })
+      expect(reopened?.event.receipt).toMatchObject({ subject: "reopen", channel: "terminal", digest: specDigest, actor: { kind: "user", id: approverId } })
+      expect(reopened?.event.receipt.signature).not.toBeNull()
+      expect(reopened?.actor).toEqual({ kind: "user", id: approverId })
 
       // and the approval of the reopened contract is a new one
       await world.ok(["spec", taskId, "--file", world.file("again.md", specText())])

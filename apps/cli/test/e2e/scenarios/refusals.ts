@@ -111,7 +111,12 @@ export const refusals = (engine: Engine): void => {
         // SPEC_READY
         { name: "SPEC_READY gate --to RUNNING", args: ["gate", specReady, "--to", "RUNNING"], exit: 2, check: explained("FORBIDDEN", "SPEC_READY") },
         { name: "SPEC_READY plan (spec not approved)", args: ["plan", specReady, "--file", planFile], exit: 2, check: refusedWith("forbidden_transition", "after preflight of the approved spec") },
-        { name: "SPEC_READY approve spec off a terminal", args: ["approve", specReady, "spec"], exit: 3, check: heldWith(["approval_requires_terminal"]) },
+        {
+          name: "SPEC_READY approve spec off a terminal",
+          args: ["approve", specReady, "spec"],
+          exit: 3,
+          check: heldWith(["approval_requires_terminal", "receipt_unsigned"])
+        },
         { name: "SPEC_READY approve plan", args: ["approve", specReady, "plan"], exit: 2, check: refusedWith("forbidden_transition", "a plan is approved from PLAN_READY") },
         { name: "SPEC_READY brief ask", args: ["brief", specReady, "ask", "Too late?"], exit: 2, check: refusedWith("forbidden_transition", "INTERVIEWING") },
         { name: "SPEC_READY pause", args: ["pause", specReady], exit: 2, check: refusedWith("forbidden_transition", "a task pauses from INTERVIEWING or RUNNING") },

@@ -9,7 +9,20 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { checkLog, type Engine, events, makeWorld, type LogRecord, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
+import {
+  approverId,
+  checkLog,
+  type Engine,
+  events,
+  type LogRecord,
+  makeWorld,
+  personalAct,
+  removeWorlds,
+  specText,
+  status,
+  toPlanApproved,
+  type World
+} from "../harness.js"
 
 /** A plan file from steps given as YAML fragments. */
 export const planOf = (steps: ReadonlyArray<string>): string => ["steps:", ...steps, ""].join("\n")
@@ -214,7 +227,19 @@ export const runScenarios = (engine: Engine): void => {
       // the recovery guide's way on: undo the path, unblock, run; the step is not done again
       expect((await world.run(["run", taskId, "--json"])).code).toBe(2)
       fs.rmSync(path.join(world.repo, "notes.txt"))
-      await world.ok(["unblock", taskId, "--to", "RUNNING", "--resolution", "removed notes.txt"])
+      // a scope violation is lifted by a person: off a terminal, unsigned, it holds and writes nothing
+      const blockedLog = await events(world, taskId)
+      const unsigned = await world.run(["unblock", taskId, "--to", "RUNNING", "--resolution", "removed notes.txt", "--json"])
+      expect(unsigned.code, unsigned.stdout).toBe(3)
+      expect(unsigned.json.error.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["approval_requires_terminal", "receipt_unsigned"])
+      expect(await events(world, taskId)).toHaveLength(blockedLog.length)
+      const lifted = await personalAct(world, ["unblock", taskId, "--to", "RUNNING", "--resolution", "removed notes.txt"])
+      expect(lifted.shown.stdout).toContain("notes.txt (outside allowedScope)")
+      expect(lifted.result.code, lifted.result.stdout).toBe(0)
+      const unblocked = (await events(world, taskId)).at(-1)!
+      expect(unblocked.type).toBe("TaskUnblocked")
+      expect(unblocked.event.receipt).toMatchObject({ subject: "unblock", digest: lifted.digest, channel: "terminal", actor: { kind: "user", id: approverId } })
+      expect(unblocked.event.receipt.signature).not.toBeNull()
       const finished = await world.run(["run", taskId])
       expect(finished.code, finished.stderr).toBe(0)
       expect((await status(world, taskId)).state).toBe("VERIFYING")
@@ -306,9 +331,10 @@ export const runScenarios = (engine: Engine): void => {
       expect(resumed.json.state).toBe("BLOCKED")
       expect((await status(world, taskId)).blockers[0].requiredAction).toContain("newly changed: test/meanwhile.txt")
 
-      // accepting the change goes on from the recorded next step
-      const unblocked = await world.run(["unblock", taskId, "--to", "RUNNING", "--resolution", "the edit is wanted"])
-      expect(unblocked.code, unblocked.stderr).toBe(0)
+      // accepting the change is a person's decision; it goes on from the recorded next step
+      const unblocked = await personalAct(world, ["unblock", taskId, "--to", "RUNNING", "--resolution", "the edit is wanted"])
+      expect(unblocked.shown.stdout).toContain("newly changed: test/meanwhile.txt")
+      expect(unblocked.result.code, unblocked.result.stdout).toBe(0)
       const finished = await world.run(["run", taskId])
       expect(finished.code, finished.stderr).toBe(0)
       expect((await status(world, taskId)).state).toBe("VERIFYING")
@@ -406,13 +432,18 @@ export const runScenarios = (engine: Engine): void => {
       // the position right after step one's boundary, before step two started
       const boundary = log.filter((r) => r.type === "CheckpointRecorded" && r.event.kind === "step")[0]!
 
-      // a person's act at a terminal: refused off one, and for an agent on one
+      // a person's act at a terminal, signed with their approval key: refused off one, for an agent
+      // on one (without the key), and for anyone on one without the key
       const offTerminal = await world.run(["rewind", taskId, "--to", String(boundary.lsn), "--json"])
       expect(offTerminal.code).toBe(2)
       expect(offTerminal.json.error.reason).toContain("interactive terminal")
-      const byAgent = await world.tty(["rewind", taskId, "--to", String(boundary.lsn), "--json"], "", { RATCHET_ACTOR: "agent:bot" })
+      const noKey = path.join(world.root, "no-key.json")
+      const byAgent = await world.tty(["rewind", taskId, "--to", String(boundary.lsn), "--json"], "", { RATCHET_ACTOR: "agent:bot", RATCHET_APPROVER_KEY: noKey })
       expect(byAgent.code).toBe(2)
       expect(byAgent.json.error.reason).toContain("person's decision")
+      const unsigned = await world.tty(["rewind", taskId, "--to", String(boundary.lsn), "--json"], "", { RATCHET_APPROVER_KEY: noKey })
+      expect(unsigned.code, unsigned.stdout).toBe(2)
+      expect(unsigned.json.error.message).toContain("carries no approver's signature")
       // refused to a position that is not earlier, or inside one append (the boundary and its checkpoint)
       const refusedLsn = await world.tty(["rewind", taskId, "--to", String(log.at(-1)!.lsn + 5), "--json"], "")
       expect(refusedLsn.code).toBe(2)
@@ -425,11 +456,18 @@ export const runScenarios = (engine: Engine): void => {
       expect((await world.run(["rewind", taskId, "--to", "x1", "--json"])).code).toBe(2)
       expect((await events(world, taskId)).length).toBe(log.length)
 
-      const rewound = await world.tty(["rewind", taskId, "--to", String(boundary.lsn), "--json"], "")
+      const { shown, digest, result: rewound } = await personalAct(world, ["rewind", taskId, "--to", String(boundary.lsn)])
+      expect(shown.stdout).toContain(`Rewind task ${taskId} (BLOCKED) to LSN ${boundary.lsn}.`)
       expect(rewound.code, rewound.stdout).toBe(0)
       expect(rewound.json).toMatchObject({ state: "RUNNING", branch: "rewind-1", parent: "main", atLsn: boundary.lsn })
+      // who rewound, on what signed authority, is the new branch's first fact
+      const forked = (await events(world, taskId)).at(-1)!
+      expect(forked).toMatchObject({ type: "TaskRewound", actor: { kind: "user", id: approverId }, event: { parent: "main", atLsn: boundary.lsn } })
+      expect(forked.event.receipt).toMatchObject({ subject: "rewind", digest, channel: "terminal", actor: { kind: "user", id: approverId } })
+      expect(forked.event.receipt.signature).not.toBeNull()
       const view = await status(world, taskId)
-      expect(view).toMatchObject({ state: "RUNNING", branch: "rewind-1", lastLsn: boundary.lsn, blockers: [] })
+      expect(forked.lsn).toBeGreaterThan(boundary.lsn)
+      expect(view).toMatchObject({ state: "RUNNING", branch: "rewind-1", lastLsn: forked.lsn, blockers: [] })
       expect((await world.ok(["status", taskId])).stdout).toContain("branch:     rewind-1")
 
       // the cause is fixed; the run continues from step two on the new branch
@@ -449,7 +487,7 @@ export const runScenarios = (engine: Engine): void => {
       expect(branches.json.branches.map((b: { branch: string; current: boolean }) => [b.branch, b.current])).toEqual([["main", false], ["rewind-1", true]])
       expect((await world.run(["log", taskId, "--branch", "nope", "--json"])).code).toBe(2)
       // VERIFYING is a resting state (no step runs): it can be rewound too, onto a branch of its own
-      const again = await world.tty(["rewind", taskId, "--to", String(boundary.lsn), "--json"], "")
+      const { result: again } = await personalAct(world, ["rewind", taskId, "--to", String(boundary.lsn)])
       expect(again.code, again.stdout).toBe(0)
       expect(again.json).toMatchObject({ state: "RUNNING", branch: "rewind-2", parent: "rewind-1" })
       expect((await checkLog(world, taskId)).problems).toEqual([])

@@ -16,6 +16,8 @@ import Database from "better-sqlite3"
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import {
+  addApprover,
+  approverId,
   bin,
   checkLog,
   type Engine,
@@ -137,7 +139,11 @@ const addSumModule = async (world: World): Promise<void> => {
 // Driving and observing
 // ---------------------------------------------------------------------------------------------
 
-const independent = { RATCHET_ACTOR: "verifier:ci" }
+/**
+ * A verifier off a terminal and without an approval key (a CI job): its verdicts are recorded
+ * unsigned and never count. A person verifies on a terminal with their key: `world.verify`.
+ */
+const ci = { RATCHET_ACTOR: "verifier:ci" }
 
 /** `ratchet run` to VERIFYING, failing the test otherwise. */
 const runToVerifying = async (world: World, taskId: string): Promise<void> => {
@@ -146,11 +152,11 @@ const runToVerifying = async (world: World, taskId: string): Promise<void> => {
   expect((await status(world, taskId)).state).toBe("VERIFYING")
 }
 
-/** A task with the default spec and plan, run and verified (APPROVED) by an independent verifier. */
+/** A task with the default spec and plan, run and verified (APPROVED) by the world's approver, signed. */
 const approvedTask = async (world: World, goal: string): Promise<string> => {
   const taskId = await toPlanApproved(world, goal, specText())
   await runToVerifying(world, taskId)
-  const verified = await world.run(["verify", taskId, "--json"], { env: independent })
+  const verified = await world.verify(taskId)
   expect(verified.code, verified.stdout + verified.stderr).toBe(0)
   expect(verified.json.outcome).toBe("APPROVED")
   return taskId
@@ -444,10 +450,10 @@ export const verifyScenarios = (engine: Engine): void => {
       const beforeVerify = await events(world, taskId)
       expect(beforeVerify.some((r) => r.type === "VerificationRecorded" || r.type === "TaskCompleted")).toBe(false)
 
-      // verification by CI: the test suite and its report, the artifact
-      const verified = await world.run(["verify", taskId, "--json"], { env: independent })
+      // verification by a person who did none of the work, signed with their key: the test suite and its report, the artifact
+      const verified = await world.verify(taskId)
       expect(verified.code, verified.stdout + verified.stderr).toBe(0)
-      expect(verified.json).toMatchObject({ ok: true, outcome: "APPROVED", recorded: true, state: "VERIFYING", blocker: null, stepsToRevise: [] })
+      expect(verified.json).toMatchObject({ ok: true, outcome: "APPROVED", recorded: true, signed: true, state: "VERIFYING", blocker: null, stepsToRevise: [] })
       expect(verified.json.gate.decision).toBe("CLEAR")
       const criteria = verified.json.criteria as ReadonlyArray<{
         acId: string
@@ -461,7 +467,7 @@ export const verifyScenarios = (engine: Engine): void => {
         ["AC-002", "PASS", ["command:PASS", "artifact:PASS"]]
       ])
       for (const criterion of criteria) {
-        expect(criterion.verifier).toEqual({ kind: "verifier", id: "ci" })
+        expect(criterion.verifier).toEqual({ kind: "user", id: approverId })
         expect(criterion.evidenceRefs).toHaveLength(2)
         for (const ref of criterion.evidenceRefs) expect(ref).toMatch(/^sha256:[0-9a-f]{64}$/)
       }
@@ -482,8 +488,8 @@ export const verifyScenarios = (engine: Engine): void => {
       expect(completion.at(-1)!.lsn).toBe(done.json.completedLsn)
       expect(log.at(-1)!.lsn).toBe(done.json.completedLsn)
       expect(completion[1]!.event.verdicts.map((v: { acId: string; verdict: string; verifier: { id: string } }) => [v.acId, v.verdict, v.verifier.id])).toEqual([
-        ["AC-001", "PASS", "ci"],
-        ["AC-002", "PASS", "ci"]
+        ["AC-001", "PASS", approverId],
+        ["AC-002", "PASS", approverId]
       ])
       expect(completion[2]!.event).toMatchObject({ kind: "terminal", runId: done.json.runId })
       expect((await leaseOf(world, taskId)).status).toBe("free")
@@ -500,8 +506,8 @@ export const verifyScenarios = (engine: Engine): void => {
       expect(done.json.projection).toBe(dir)
       const verification = fs.readFileSync(path.join(dir, "verification.md"), "utf8")
       expect(verification).toContain(`- Task: ${taskId} (COMPLETED)`)
-      expect(verification).toContain("| AC-001 | yes | PASS | verifier:ci |")
-      expect(verification).toContain("| AC-002 | yes | PASS | verifier:ci |")
+      expect(verification).toContain(`| AC-001 | yes | PASS | user:${approverId} |`)
+      expect(verification).toContain(`| AC-002 | yes | PASS | user:${approverId} |`)
       expect(verification).toContain("JUnit reports/junit.xml: 2 passed, 0 failed")
       const runMd = fs.readFileSync(path.join(dir, "run.md"), "utf8")
       expect(runMd).toContain(`- Task: ${taskId} (COMPLETED)`)
@@ -518,8 +524,8 @@ export const verifyScenarios = (engine: Engine): void => {
         verdicts: ReadonlyArray<{ evidence: ReadonlyArray<{ ref: string; record: { _tag: string } & Record<string, unknown> }> }>
       }>
       expect(evidenced.map((c) => [c.acId, c.counted.verdict, c.counted.verifier.id, c.verdicts.length])).toEqual([
-        ["AC-001", "PASS", "ci", 1],
-        ["AC-002", "PASS", "ci", 1]
+        ["AC-001", "PASS", approverId, 1],
+        ["AC-002", "PASS", approverId, 1]
       ])
       expect(evidenced.map((c) => c.verdicts[0]!.evidence.map((e) => e.record._tag))).toEqual([["command", "junit"], ["command", "artifact"]])
       expect(evidenced[0]!.counted.evidenceRefs).toEqual(criteria[0]!.evidenceRefs)
@@ -554,7 +560,7 @@ export const verifyScenarios = (engine: Engine): void => {
       const taskId = await toPlanApproved(world, "Sum still subtracts", specWith([sumTestAc], sumPaths), plan)
       await runToVerifying(world, taskId)
 
-      const verified = await world.run(["verify", taskId, "--json"], { env: independent })
+      const verified = await world.verify(taskId)
       expect(verified.code, verified.stdout + verified.stderr).toBe(3)
       expect(verified.json).toMatchObject({ outcome: "REVISE", recorded: true, state: "RUNNING", stepsToRevise: ["fix-sum"] })
       const [criterion] = verified.json.criteria
@@ -587,7 +593,7 @@ export const verifyScenarios = (engine: Engine): void => {
       expect(done.code).toBe(2)
       expect(done.json.error).toMatchObject({ _tag: "@ratchet/kernel/TaskCommandRefused", code: "forbidden_transition", state: "RUNNING" })
       expect(done.json.error.action).toBe(`Let the run finish its steps: ratchet run ${taskId}`)
-      const again = await world.run(["verify", taskId, "--json"], { env: independent })
+      const again = await world.verify(taskId)
       expect(again.code).toBe(2)
       expect(again.json.error).toMatchObject({ command: "Verify", state: "RUNNING" })
       const unblock = await world.run(["unblock", taskId, "--to", "VERIFYING", "--resolution", "try again", "--json"])
@@ -604,7 +610,7 @@ export const verifyScenarios = (engine: Engine): void => {
         "fix-sum#2:Running",
         "fix-sum#2:Succeeded"
       ])
-      const passed = await world.run(["verify", taskId, "--json"], { env: independent })
+      const passed = await world.verify(taskId)
       expect(passed.code, passed.stdout + passed.stderr).toBe(0)
       expect(passed.json.outcome).toBe("APPROVED")
       expect(passed.json.snapshotLsn).toBeGreaterThan(verified.json.snapshotLsn)
@@ -621,10 +627,10 @@ export const verifyScenarios = (engine: Engine): void => {
       const plan = planWith([{ id: "check-sum", acRefs: ["AC-001"], command: "node --version" }])
       const taskId = await toPlanApproved(world, "No progress", specWith([sumTestAc], sumPaths), plan)
       await runToVerifying(world, taskId)
-      const first = await world.run(["verify", taskId, "--json"], { env: independent })
+      const first = await world.verify(taskId)
       expect(first.json).toMatchObject({ outcome: "REVISE", state: "RUNNING", stepsToRevise: ["check-sum"] })
       await runToVerifying(world, taskId)
-      const second = await world.run(["verify", taskId, "--json"], { env: independent })
+      const second = await world.verify(taskId)
       expect(second.code, second.stdout + second.stderr).toBe(3)
       expect(second.json).toMatchObject({ outcome: "REVISE", state: "BLOCKED" })
       expect(second.json.blocker.category).toBe("no_progress")
@@ -645,7 +651,7 @@ export const verifyScenarios = (engine: Engine): void => {
       const taskId = await toPlanApproved(world, "No budget left", specWith([sumTestAc], { ...sumPaths, maxSuccessors: 0 }), plan)
       await runToVerifying(world, taskId)
 
-      const verified = await world.run(["verify", taskId, "--json"], { env: independent })
+      const verified = await world.verify(taskId)
       expect(verified.code, verified.stdout + verified.stderr).toBe(3)
       expect(verified.json).toMatchObject({ outcome: "REVISE", recorded: true, state: "BLOCKED", stepsToRevise: ["check-sum"] })
       expect(verified.json.criteria[0].verdict).toBe("FAIL")
@@ -685,7 +691,7 @@ export const verifyScenarios = (engine: Engine): void => {
       const taskId = await toPlanApproved(world, "Checks that do not conclude", spec, planWith([{ id: "noop", acRefs: ["AC-001", "AC-002"], command: "node --version" }]))
       await runToVerifying(world, taskId)
 
-      const verified = await world.run(["verify", taskId, "--json"], { env: independent })
+      const verified = await world.verify(taskId)
       expect(verified.code, verified.stdout + verified.stderr).toBe(3)
       expect(verified.json).toMatchObject({ outcome: "BLOCKED", recorded: true, state: "BLOCKED", stepsToRevise: [] })
       const criteria = verified.json.criteria as ReadonlyArray<{ acId: string; verdict: string; judgements: ReadonlyArray<{ verdict: string; reason: string }> }>
@@ -748,42 +754,81 @@ export const verifyScenarios = (engine: Engine): void => {
       // done is held on self-verification, and writes nothing
       const held = await world.run(["done", taskId, "--json"])
       expect(held.code).toBe(3)
-      expect(held.json.error.gate.reasons).toEqual([{ code: "self_verification", message: "AC-001 was judged only by the worker that executed the steps." }])
+      expect(held.json.error.gate.reasons).toEqual([{ code: "self_verification", message: "AC-001 was judged only by someone who worked on the run." }])
       expect(held.json.error.gate.requiredActions.map((a: { command: string }) => a.command)).toEqual([`ratchet verify ${taskId} --ac AC-001`])
       expect((await events(world, taskId)).some((r) => r.type === "TaskCompleted" || r.operationId.startsWith("op-done-"))).toBe(false)
 
-      // an independent verifier: APPROVED, and done completes
-      const verified = await world.run(["verify", taskId, "--json"], { env: independent })
+      // an independent verifier, the person with their key: APPROVED, and done completes
+      const verified = await world.verify(taskId)
       expect(verified.code, verified.stdout + verified.stderr).toBe(0)
-      expect(verified.json.outcome).toBe("APPROVED")
-      expect(verified.json.criteria[0].verifier).toEqual({ kind: "verifier", id: "ci" })
+      expect(verified.json).toMatchObject({ outcome: "APPROVED", signed: true })
+      expect(verified.json.criteria[0].verifier).toEqual({ kind: "user", id: approverId })
       const seen = await completes(world, taskId)
       // the completion rests on the independent verdict
       const counted = (await world.run(["evidence", taskId, "--json"])).json.criteria[0].counted
-      expect(counted).toMatchObject({ verdict: "PASS", verifier: { kind: "verifier", id: "ci" } })
-      expect(seen.completion![1]!.event.verdicts.some((v: { verifier: { id: string } }) => v.verifier.id === "ci")).toBe(true)
+      expect(counted).toMatchObject({ verdict: "PASS", verifier: { kind: "user", id: approverId } })
+      expect(counted.signature).not.toBeNull()
+      expect(seen.completion![1]!.event.verdicts.some((v: { verifier: { id: string } }) => v.verifier.id === approverId)).toBe(true)
     })
 
-    it("whoever started the run is its worker: running and verifying as one identity is self-verification", async () => {
+    it("starting the run does not make one its worker: the person who started it verifies it, signed; an agent's unsigned verdict never counts", async () => {
       const world = await makeWorld(engine)
       const taskId = await toPlanApproved(world, "Run and verify as one", specText(), planWith([{ id: "check", acRefs: ["AC-001"], command: "true" }]))
-      const agent = { RATCHET_ACTOR: "agent:claude" }
-      const ran = await world.run(["run", taskId], { env: agent })
+      const person = { RATCHET_ACTOR: `user:${approverId}` }
+      const ran = await world.run(["run", taskId], { env: person })
       expect(ran.code, ran.stderr).toBe(0)
       expect((await status(world, taskId)).state).toBe("VERIFYING")
-      // the runner acted for the agent
+      // the runner acted for the person, as a runner: its steps' worker is runner:<id>, not the person
       expect((await events(world, taskId)).filter((r) => r.type === "AttemptTransitioned").map((r) => r.actor)).toEqual([
-        { kind: "runner", id: "claude" },
-        { kind: "runner", id: "claude" }
+        { kind: "runner", id: approverId },
+        { kind: "runner", id: approverId }
       ])
-      const self = await world.run(["verify", taskId, "--json"], { env: agent })
-      expect(self.code, self.stdout + self.stderr).toBe(3)
-      expect(self.json).toMatchObject({ outcome: "HELD", state: "VERIFYING" })
-      expect(self.json.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["self_verification"])
-      expect((await world.run(["done", taskId, "--json"])).code).toBe(3)
-      const verified = await world.run(["verify", taskId, "--json"], { env: independent })
-      expect(verified.json.outcome).toBe("APPROVED")
+      // an agent's pass off a terminal is recorded unsigned: it never counts
+      const agent = { RATCHET_ACTOR: "agent:claude" }
+      const unsigned = await world.run(["verify", taskId, "--json"], { env: agent })
+      expect(unsigned.code, unsigned.stdout + unsigned.stderr).toBe(3)
+      expect(unsigned.json).toMatchObject({ outcome: "HELD", recorded: true, signed: false, state: "VERIFYING", blocker: null })
+      expect(unsigned.json.criteria.map((c: { verdict: string; verifier: unknown }) => [c.verdict, c.verifier])).toEqual([["PASS", { kind: "agent", id: "claude" }]])
+      expect(unsigned.json.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["verdict_unsigned"])
+      expect(unsigned.json.workers).toEqual([{ kind: "runner", id: approverId }])
+      const held = await world.run(["done", taskId, "--json"])
+      expect(held.code).toBe(3)
+      expect(held.json.error.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["verdict_unsigned"])
+      // the person who started the run verifies it with their key: APPROVED
+      const verified = await world.verify(taskId)
+      expect(verified.code, verified.stdout + verified.stderr).toBe(0)
+      expect(verified.json).toMatchObject({ outcome: "APPROVED", signed: true })
+      expect(verified.json.criteria[0].verifier).toEqual({ kind: "user", id: approverId })
       await completes(world, taskId)
+    })
+
+    it("a person who did a step as themselves cannot verify it, even signed: another approver's verdict counts", async () => {
+      const world = await makeWorld(engine)
+      const plan = planWith([{ id: "review", acRefs: ["AC-001"], manual: "Review the date test and confirm it is deterministic" }])
+      const taskId = await toPlanApproved(world, "A person's own step", specText(), plan)
+      expect((await world.run(["run", taskId])).code).toBe(0)
+      const stepDone = await world.run(["step", "done", taskId, "review", "--note", "reviewed", "--json"], { env: { RATCHET_ACTOR: `user:${approverId}` } })
+      expect(stepDone.code, stepDone.stdout + stepDone.stderr).toBe(0)
+      await runToVerifying(world, taskId)
+
+      const self = await world.verify(taskId)
+      expect(self.code, self.stdout + self.stderr).toBe(3)
+      expect(self.json).toMatchObject({ outcome: "HELD", recorded: true, signed: true, state: "VERIFYING", blocker: null })
+      expect(self.json.criteria[0].verifier).toEqual({ kind: "user", id: approverId })
+      expect(self.json.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["self_verification"])
+      expect(self.json.workers).toContainEqual({ kind: "user", id: approverId })
+      const held = await world.run(["done", taskId, "--json"])
+      expect(held.code).toBe(3)
+      expect(held.json.error.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["self_verification"])
+
+      // a second approver, who did none of the work: their signed verdict counts
+      const grace = await addApprover(world, "grace")
+      const verified = await world.verify(taskId, [], "", grace)
+      expect(verified.code, verified.stdout + verified.stderr).toBe(0)
+      expect(verified.json).toMatchObject({ outcome: "APPROVED", signed: true })
+      expect(verified.json.criteria[0].verifier).toEqual({ kind: "user", id: "grace" })
+      const seen = await completes(world, taskId)
+      expect(seen.completion![1]!.event.verdicts.map((v: { verifier: { id: string } }) => v.verifier.id)).toEqual(["grace"])
     })
 
     it("verifying some criteria leaves the task VERIFYING for the others; done holds until all are verified", async () => {
@@ -791,12 +836,12 @@ export const verifyScenarios = (engine: Engine): void => {
       const spec = specWith([acYaml("AC-001", "One", ["command: \"true\""]), acYaml("AC-002", "Two", ["command: \"true\""])])
       const taskId = await toPlanApproved(world, "Two criteria", spec, planWith([{ id: "both", acRefs: ["AC-001", "AC-002"], command: "true" }]))
       await runToVerifying(world, taskId)
-      const one = await world.run(["verify", taskId, "--ac", "AC-001", "--json"], { env: independent })
+      const one = await world.verify(taskId, ["--ac", "AC-001"])
       expect(one.code, one.stdout + one.stderr).toBe(3)
       expect(one.json).toMatchObject({ outcome: "HELD", state: "VERIFYING", blocker: null })
       expect(one.json.gate.reasons).toEqual([{ code: "missing_evidence", message: "AC-002 has no verdict." }])
       expect((await world.run(["done", taskId, "--json"])).code).toBe(3)
-      const two = await world.run(["verify", taskId, "--ac", "AC-002", "--json"], { env: independent })
+      const two = await world.verify(taskId, ["--ac", "AC-002"])
       expect(two.code, two.stdout + two.stderr).toBe(0)
       expect(two.json.outcome).toBe("APPROVED")
       await completes(world, taskId)
@@ -816,7 +861,7 @@ export const verifyScenarios = (engine: Engine): void => {
       await runToVerifying(world, taskId)
       const before = (await events(world, taskId)).length
       // the harness has no terminal: nobody can be asked, so there is nothing to record for AC-001
-      const pass = await world.run(["verify", taskId, "--json"], { env: independent })
+      const pass = await world.run(["verify", taskId, "--json"], { env: ci })
       expect(pass.code, pass.stdout + pass.stderr).toBe(3)
       expect(pass.json).toMatchObject({ outcome: "HELD", recorded: true, state: "VERIFYING", blocker: null })
       expect(pass.json.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["missing_evidence"])
@@ -831,7 +876,7 @@ export const verifyScenarios = (engine: Engine): void => {
       const world = await makeWorld(engine)
       const taskId = await toPlanApproved(world, "Stale evidence", specText(), planWith([{ id: "check", acRefs: ["AC-001"], command: "true" }]))
       await runToVerifying(world, taskId)
-      expect((await world.run(["verify", taskId, "--json"], { env: independent })).json.outcome).toBe("APPROVED")
+      expect((await world.verify(taskId)).json.outcome).toBe("APPROVED")
       fs.writeFileSync(path.join(world.repo, "README.md"), "# changed after verification\n")
       const held = await world.run(["done", taskId, "--json"])
       expect(held.code, held.stdout + held.stderr).toBe(3)
@@ -839,7 +884,7 @@ export const verifyScenarios = (engine: Engine): void => {
       expect(held.json.error.gate.requiredActions.map((a: { command: string }) => a.command)).toEqual([`ratchet verify ${taskId} --ac AC-001`])
       expect((await events(world, taskId)).some((r) => r.type === "TaskCompleted")).toBe(false)
       // verified again on the tree as it is, it would complete...
-      expect((await world.run(["verify", taskId, "--json"], { env: independent })).json.outcome).toBe("APPROVED")
+      expect((await world.verify(taskId)).json.outcome).toBe("APPROVED")
       // ...but a verdict whose evidence record is gone from the blob store rests on nothing
       const shown = await world.run(["evidence", taskId, "--json"])
       const refs: ReadonlyArray<string> = shown.json.criteria[0].counted.evidenceRefs
@@ -863,7 +908,7 @@ export const verifyScenarios = (engine: Engine): void => {
       const before = [await logOf(verifying), await logOf(approved)]
 
       for (const ac of ["AC-999", "AC-001,AC-999"]) {
-        const unknown = await world.run(["verify", verifying, "--ac", ac, "--json"], { env: independent })
+        const unknown = await world.verify(verifying, ["--ac", ac])
         expect(unknown.code).toBe(2)
         expect(unknown.json.error).toMatchObject({ _tag: "@ratchet/controller/InvalidRequest", field: "--ac" })
         expect(unknown.json.error.reason).toBe("AC-999 is not a criterion of the approved spec.")
@@ -878,7 +923,7 @@ export const verifyScenarios = (engine: Engine): void => {
       expect(none.json.criteria).toEqual([expect.objectContaining({ acId: "AC-001", counted: null, verdicts: [] })])
 
       // verify before the run: refused with the next step
-      const early = await world.run(["verify", approved, "--json"], { env: independent })
+      const early = await world.verify(approved)
       expect(early.code).toBe(2)
       expect(early.json.error).toMatchObject({ _tag: "@ratchet/kernel/TaskCommandRefused", command: "Verify", state: "PLAN_APPROVED" })
       expect(early.json.error.action).toBe(`Start the run: ratchet run ${approved}`)

@@ -54,7 +54,8 @@ export const parse = (raw: string | undefined): Either.Either<Event.Actor, { rea
 
 /**
  * The runner's actor when it acts for `invoker`: same id, kind `runner`. Workers are matched by
- * id, so whoever started a run is one of its workers.
+ * kind and id (`Gate.isWorker`), so this runner is a worker of the run it drives, and its id says
+ * in the log who started it; a verifier's independence is judged on those workers.
  *
  * @since 0.1.0
  * @category constructors

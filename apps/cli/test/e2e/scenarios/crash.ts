@@ -31,24 +31,21 @@ import {
 } from "../harness.js"
 import { commandStep, planOf, transitionsOf } from "./run.js"
 
-const points = [
-  "attempt-started",
-  "intent-dispatched",
-  "child-started",
-  "child-exited",
-  "intent-resolved",
-  "before-checkpoint",
-  "after-checkpoint"
-] as const
+/**
+ * Where the runner dies: each fault point of a one-step plan, and `merged`: a two-step plan whose
+ * runner dies right after the first step's end, which was written with the effect step's start and
+ * dispatch in one transaction (ADR 0020), so the effect step is dispatched and never started.
+ */
+const points = ["step-started", "child-started", "child-exited", "step-finished", "merged"] as const
 
 type Point = (typeof points)[number]
 type Kind = "plain" | "idempotent" | "probed"
 
-/** Whether the runner had dispatched the intent and not resolved it when it died at `point`. */
-const dispatchedUnresolved = (point: Point) => point === "intent-dispatched" || point === "child-started" || point === "child-exited"
+/** Whether the runner had dispatched the effect's intent and not resolved it when it died at `point`. */
+const dispatchedUnresolved = (point: Point) => point !== "step-finished"
 
 /** Whether the side effect ran (to its end: the child survives its runner) before recovery. */
-const effectRan = (point: Point) => point !== "attempt-started" && point !== "intent-dispatched"
+const effectRan = (point: Point) => point !== "step-started" && point !== "merged"
 
 /** Short leases, so a takeover is allowed a moment after the runner died. */
 const leaseEnv = { RATCHET_LEASE_HEARTBEAT_MS: "100", RATCHET_LEASE_GRACE_MS: "300" }
@@ -87,10 +84,11 @@ export const crashMatrix = (engine: Engine): void => {
         ...(kind === "idempotent" ? { idempotent: true } : {}),
         ...(kind === "probed" ? { probe: `test -s ${JSON.stringify(marker)}` } : {})
       })
-      const taskId = await toPlanApproved(world, `Crash at ${point} (${kind})`, specText(), planOf([step]))
+      const plan = point === "merged" ? planOf([commandStep("first", "echo first"), `${step}\n    needs: [first]`]) : planOf([step])
+      const taskId = await toPlanApproved(world, `Crash at ${point} (${kind})`, specText(), plan)
 
       // 1. the runner dies at the point (the CLI reports the runner's death as exit 1)
-      const crashed = await world.run(["run", taskId], { env: { ...leaseEnv, RATCHET_FAULT: point } })
+      const crashed = await world.run(["run", taskId], { env: { ...leaseEnv, RATCHET_FAULT: point === "merged" ? "step-finished" : point } })
       expect(crashed.code, crashed.stderr).toBe(1)
       // where it was started, the child outlives its runner; recovery waits for it to end
       if (!effectRan(point)) expect(lines(marker)).toBe(0)
@@ -145,7 +143,14 @@ export const crashMatrix = (engine: Engine): void => {
       } else {
         expect(lines(marker)).toBe(1)
       }
-      if (point === "attempt-started") expect(transitions).toContain("effect#1:Running→Cancelled")
+      if (point === "merged") {
+        // the first step's end and the effect's start and dispatch were one transaction
+        const effectIntent = before.find((r) => r.type === "IntentRecorded" && r.event.stepId === "effect")!.event.intentId
+        const dispatched = before.find((r) => r.type === "IntentDispatched" && r.event.intentId === effectIntent)!
+        const firstEnd = before.find((r) => r.type === "AttemptTransitioned" && r.event.stepId === "first" && r.event.to === "Succeeded")!
+        expect(dispatched.operationId).toBe(firstEnd.operationId)
+        expect(before.at(-1)!.type).toBe("IntentDispatched")
+      }
       if (kind === "probed" && dispatchedUnresolved(point)) {
         expect(transitions).toContain(effectRan(point) ? "effect#1:Running→Succeeded" : "effect#1:Running→Failed")
       }

@@ -34,6 +34,7 @@ import * as Workspace from "@ratchet/controller/Workspace"
 import type * as Event from "@ratchet/kernel/Event"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as PostgresStore from "@ratchet/storage-postgres/PostgresStore"
+import * as Signing from "@ratchet/testkit/Signing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -62,6 +63,8 @@ const tasksPerRound = 4
 const setupConcurrency = 4
 
 const user: Event.Actor = { kind: "user", id: "bench" }
+/** The person's approval key: approvals count only when signed by a registered approver (ADR 0018). */
+const signer = Signing.signerOf(Signing.keyOf(1), user.id)
 
 const specText = [
   "---",
@@ -232,7 +235,7 @@ export const suite: Suite = {
 
       const approveIn = (c: Controller.Service, taskId: string, subject: "restatement" | "spec" | "plan") =>
         Effect.flatMap(c.approvalSubject(taskId, subject), (shown) =>
-          c.approve(taskId, { subject, digest: shown.digest, channel: "terminal" }, { actor: user }))
+          c.approve(taskId, { subject, digest: shown.digest, channel: "terminal" }, { actor: user, signer }))
 
       let made = 0
       /** A new project with `tasks` tasks at PLAN_APPROVED and `runners` clones of its repository. */
@@ -254,7 +257,7 @@ export const suite: Suite = {
           Layer.succeed(Controller.Project, project)
         )))
         const ids = await runtime.runPromise(Effect.flatMap(Controller.Controller, (c) =>
-          Effect.forEach(Array.from({ length: tasks }, (_, i) => i), (i) =>
+          Effect.zipRight(c.approvers.register(signer), Effect.forEach(Array.from({ length: tasks }, (_, i) => i), (i) =>
             Effect.gen(function*() {
               const invocation = { actor: user }
               const taskId = (yield* c.createTask({ goal: `Runner task ${i + 1}` }, invocation)).task.taskId
@@ -268,7 +271,7 @@ export const suite: Suite = {
               const approved = yield* approveIn(c, taskId, "plan")
               if (approved.task.state !== "PLAN_APPROVED") return yield* Effect.dieMessage(`${taskId} is ${approved.task.state}`)
               return taskId
-            }), { concurrency: setupConcurrency })).pipe(Effect.provide(controller)))
+            }), { concurrency: setupConcurrency }))).pipe(Effect.provide(controller)))
         const clones = []
         for (let i = 0; i < runners; i++) {
           const cwd = path.join(directory, `clone-${i + 1}`)

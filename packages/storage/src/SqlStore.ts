@@ -48,6 +48,7 @@ import * as LeaseStore from "./LeaseStore.js"
 import * as Migrations from "./Migrations.js"
 import * as ReadModel from "./ReadModel.js"
 import * as SqlAppend from "./SqlAppend.js"
+import * as SqlAppendOnce from "./SqlAppendOnce.js"
 import * as SqlDialect from "./SqlDialect.js"
 import * as StorageError from "./StorageError.js"
 
@@ -189,7 +190,18 @@ class Replayed extends Data.TaggedError("@ratchet/storage/SqlStore/Replayed")<{
 
 const leaseEventTags = ["LeaseAcquired", "LeaseTakenOver", "LeaseReleased"]
 
-const makeEventStore = (db: Db, dialect: SqlDialect.Service): EventStore.Service => {
+/**
+ * Options of {@link makeWith}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** Told of every append this store committed (not of replays), with the branch after it. */
+  readonly appended?: ((state: SqlAppendOnce.BranchState) => void) | undefined
+}
+
+const makeEventStore = (db: Db, dialect: SqlDialect.Service, options: Options): EventStore.Service => {
   const { sql } = db
   const memos = SqlAppend.makeMemos()
 
@@ -326,6 +338,7 @@ const makeEventStore = (db: Db, dialect: SqlDialect.Service): EventStore.Service
       dialect.writeTransaction("append", appendIn(prepared)).pipe(
         Effect.map(({ after, changes, result }) => {
           memos.written(after, changes)
+          options.appended?.(SqlAppendOnce.branchStateOf(prepared, result.version, after))
           return result
         }),
         Effect.catchTag("@ratchet/storage/SqlStore/Replayed", (replayed) => Effect.succeed(replayed.result))
@@ -575,19 +588,30 @@ const makeLeaseStore = (db: Db, dialect: SqlDialect.Service): LeaseStore.Service
 }
 
 /**
- * Runs the migrations, then builds both services over the context's `SqlClient` and `SqlDialect`.
+ * Runs the migrations, then builds the services over the context's `SqlClient` and `SqlDialect`.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Stores, StorageError.StorageError, SqlClient.SqlClient | SqlDialect.SqlDialect> = Effect
-  .gen(function*() {
+export const makeWith = (
+  options: Options
+): Effect.Effect<Stores, StorageError.StorageError, SqlClient.SqlClient | SqlDialect.SqlDialect> =>
+  Effect.gen(function*() {
     yield* migrate
     const dialect = yield* SqlDialect.SqlDialect
     const db: Db = { sql: (yield* SqlClient.SqlClient).withoutTransforms(), classify: dialect.classify }
-    const eventStore = makeEventStore(db, dialect)
+    const eventStore = makeEventStore(db, dialect, options)
     return { eventStore, readModels: makeReadModels(db, dialect, eventStore), leaseStore: makeLeaseStore(db, dialect) }
   })
+
+/**
+ * {@link makeWith} without options.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<Stores, StorageError.StorageError, SqlClient.SqlClient | SqlDialect.SqlDialect> =
+  makeWith({})
 
 /**
  * `EventStore`, `ReadModels` and `LeaseStore` from an engine's `SqlClient` and `SqlDialect`.

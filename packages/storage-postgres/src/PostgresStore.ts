@@ -37,15 +37,18 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import type * as BlobStore from "@ratchet/storage/BlobStore"
-import type * as EventStore from "@ratchet/storage/EventStore"
-import type * as LeaseStore from "@ratchet/storage/LeaseStore"
-import type * as ReadModel from "@ratchet/storage/ReadModel"
+import * as EventStore from "@ratchet/storage/EventStore"
+import * as LeaseStore from "@ratchet/storage/LeaseStore"
+import * as ReadModel from "@ratchet/storage/ReadModel"
+import * as SqlAppend from "@ratchet/storage/SqlAppend"
+import * as SqlAppendOnce from "@ratchet/storage/SqlAppendOnce"
 import * as SqlBlobStore from "@ratchet/storage/SqlBlobStore"
 import * as SqlDialect from "@ratchet/storage/SqlDialect"
 import * as SqlStore from "@ratchet/storage/SqlStore"
 import * as StorageError from "@ratchet/storage/StorageError"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -471,8 +474,63 @@ const build = (prepared: Prepared): Layer.Layer<Services, StorageError.StorageEr
   )
   const engine = Layer.provideMerge(dialect, client)
   // Fresh: layers are memoised by reference, and two stores in one graph must not share services.
-  return Layer.merge(Layer.fresh(SqlStore.layer), Layer.fresh(SqlBlobStore.layer)).pipe(Layer.provideMerge(engine))
+  return Layer.merge(Layer.fresh(stores), Layer.fresh(SqlBlobStore.layer)).pipe(Layer.provideMerge(engine))
 }
+
+/** Branches remembered for the one-statement append; the hot set is the tasks this process runs. */
+const rememberedBranches = 256
+
+/**
+ * `SqlStore`'s services, with the append in one round trip when it can be (ADR 0021): decided and
+ * folded against the branch as this store's last append to it left it, and sent as one call of
+ * `ratchet_append`, which lands it only if that is still the stored state. Otherwise — a branch not
+ * remembered, another writer in between, a lease event, a replay, a refusal — `SqlStore`'s
+ * transaction runs, and its answer is the reference.
+ */
+const stores: Layer.Layer<
+  EventStore.EventStore | ReadModel.ReadModels | LeaseStore.LeaseStore,
+  StorageError.StorageError,
+  SqlClient.SqlClient | SqlDialect.SqlDialect
+> = Layer.effectContext(Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const branches = new Map<string, SqlAppendOnce.BranchState>()
+  const keyOf = (streamId: string, branch: string) => `${streamId}\u0000${branch}`
+  const remember = (state: SqlAppendOnce.BranchState) => {
+    const key = keyOf(state.streamId, state.branch)
+    branches.delete(key)
+    branches.set(key, state)
+    if (branches.size > rememberedBranches) {
+      const oldest = branches.keys().next()
+      if (oldest.done !== true) branches.delete(oldest.value)
+    }
+  }
+  const inner = yield* SqlStore.makeWith({ appended: remember })
+  const call = (plan: string) =>
+    Effect.flatMap(inTransaction, (nested) => {
+      const once = typed("append", sql<{ readonly first: string | number | null }>`SELECT ratchet_append(${plan}) AS first`)
+      return nested ? once : Effect.retry(once, { schedule: retrySchedule, while: isSerialization })
+    })
+  const append: EventStore.Service["append"] = (request) =>
+    Effect.flatMap(SqlAppend.prepare(request), (prepared) => {
+      const key = keyOf(prepared.streamId, prepared.branch)
+      const one = SqlAppendOnce.oneCall(prepared, branches.get(key))
+      if (one === undefined) return inner.eventStore.append(request)
+      return Effect.flatMap(call(one.plan), (rows) => {
+        const first = rows[0]?.first
+        if (first === null || first === undefined) {
+          branches.delete(key)
+          return inner.eventStore.append(request)
+        }
+        const landed = one.landed(Number(first))
+        remember(landed.state)
+        return Effect.succeed(landed.result)
+      })
+    })
+  return Context.make(EventStore.EventStore, { ...inner.eventStore, append }).pipe(
+    Context.add(ReadModel.ReadModels, inner.readModels),
+    Context.add(LeaseStore.LeaseStore, inner.leaseStore)
+  )
+}))
 
 /**
  * The PostgreSQL store: connects, creates the schema if missing, migrates, and provides the

@@ -14,6 +14,9 @@
  *   `withTransaction`, so a failed COMMIT (a full disk) is a typed `StorageError` instead of a
  *   defect, and an interrupted transaction always rolls back.
  * - `foreign_keys=ON`; the directory is created `0700`.
+ * - An append is one call into better-sqlite3: one synchronous `BEGIN IMMEDIATE` transaction of
+ *   statements prepared once, holding the same connection and the same permit as the client
+ *   (ADR 0021). Reads, forks, heartbeats and migrations go through `@effect/sql`.
  *
  * Opening fails with a `StorageError` a person can act on: `ReadOnly` (permissions), `Corrupt`
  * (not a database, or a damaged image), `SchemaTooNew` (written by a newer Ratchet; nothing is
@@ -21,7 +24,6 @@
  *
  * @since 0.1.0
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlError from "@effect/sql/SqlError"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
@@ -46,6 +48,8 @@ import type * as Scope from "effect/Scope"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Client from "./internal/client.js"
+import * as DirectAppend from "./internal/directAppend.js"
 
 /**
  * Where and how to open the store.
@@ -268,23 +272,25 @@ export const make = (
       catch: (cause) => classify("open", cause)
     })
     // better-sqlite3 throws from its constructor and from the WAL pragma (e.g. SQLITE_NOTADB for a
-    // file that is not a database); the client turns those throws into defects, classified here.
-    const client = yield* SqliteClient.make({ filename, disableWAL: true }).pipe(
-      Effect.provide(Reactivity.layer),
+    // file that is not a database); those throws are defects here, classified.
+    const handle = yield* Client.make(filename).pipe(
       Effect.catchAllDefect((defect) => Effect.fail(classify("open", defect)))
     )
+    const client = handle.client
     yield* Effect.mapError(pragmas(client, { synchronous, busyTimeoutMs }), (error) => classify("open", error))
     const dialect = yield* makeDialect.pipe(Effect.provideService(SqlClient.SqlClient, client))
     const stores = yield* SqlStore.make.pipe(
       Effect.provideService(SqlClient.SqlClient, client),
       Effect.provideService(SqlDialect.SqlDialect, dialect)
     )
+    // The append is one call into the driver (ADR 0021); everything else stays on the client.
+    const eventStore: EventStore.Service = { ...stores.eventStore, append: DirectAppend.make(handle, classify) }
     const blobs = yield* FileBlobStore.make(path.join(directory, "blobs"))
     return Context.make(SqliteClient.SqliteClient, client).pipe(
       Context.add(SqlClient.SqlClient, client),
       Context.add(SqlDialect.SqlDialect, dialect),
       Context.add(BlobStore.BlobStore, blobs),
-      Context.add(EventStore.EventStore, stores.eventStore),
+      Context.add(EventStore.EventStore, eventStore),
       Context.add(ReadModel.ReadModels, stores.readModels),
       Context.add(LeaseStore.LeaseStore, stores.leaseStore)
     )

@@ -40,6 +40,90 @@ export interface Migration {
 const initialTurn = `{"waitingForFirstChunk":false,"toolRejected":false,"toolUsed":false,"toolFailed":false,"streamReadComplete":false}`
 
 /**
+ * PostgreSQL's append in one round trip (ADR 0021): `ratchet_append(plan)` takes a plan the client
+ * decided and folded against the state it remembers for the branch, and lands it only if that
+ * state is still the stored one. Under the LSN counter row's lock (the lock every writer takes
+ * first), it checks that the operation id is new, that the branch is at the expected version, that
+ * the lease row is the one the client fenced against and that the rows the client took for absent
+ * are absent; any mismatch returns NULL having written nothing, and the client runs the full
+ * transaction instead. Positions in the plan are relative to the batch's first LSN; the summary
+ * text arrives as the halves around its `lastLsn`; a row that keeps a stored LSN carries it instead.
+ * Returns the batch's first LSN.
+ */
+const appendFunction = `CREATE OR REPLACE FUNCTION ratchet_append(plan TEXT) RETURNS BIGINT LANGUAGE plpgsql AS $body$
+DECLARE
+  p JSONB := plan::jsonb;
+  v_s TEXT := p->>'stream';
+  v_b TEXT := p->>'branch';
+  v_expected BIGINT := (p->>'expected')::bigint;
+  v_n BIGINT := jsonb_array_length(p->'events');
+  v_counter BIGINT;
+  v_first BIGINT;
+  v_now BIGINT;
+BEGIN
+  SELECT value INTO v_counter FROM ratchet_lsn WHERE id = 1 FOR UPDATE;
+  IF EXISTS (SELECT 1 FROM ratchet_operations WHERE operation_id = p->>'operation') THEN RETURN NULL; END IF;
+  IF NOT EXISTS (SELECT 1 FROM ratchet_branches WHERE stream_id = v_s AND branch = v_b AND version = v_expected) THEN
+    RETURN NULL;
+  END IF;
+  IF jsonb_typeof(p->'lease') = 'null' THEN
+    IF EXISTS (SELECT 1 FROM ratchet_leases WHERE project_id = p->>'project' AND stream_id = v_s) THEN RETURN NULL; END IF;
+  ELSIF NOT EXISTS (
+    SELECT 1 FROM ratchet_leases WHERE project_id = p->>'project' AND stream_id = v_s
+      AND epoch = (p->'lease'->>'epoch')::bigint AND held = (p->'lease'->>'held')::int
+  ) THEN
+    RETURN NULL;
+  END IF;
+  IF EXISTS (
+    SELECT 1 FROM jsonb_array_elements_text(p->'absentIntents') AS a(intent_id)
+      JOIN ratchet_intents i ON i.stream_id = v_s AND i.branch = v_b AND i.intent_id = a.intent_id
+  ) OR EXISTS (
+    SELECT 1 FROM jsonb_to_recordset(p->'absentAttempts') AS a(run_id TEXT, step_id TEXT, attempt INTEGER)
+      JOIN ratchet_attempts t ON t.stream_id = v_s AND t.branch = v_b AND t.run_id = a.run_id AND t.step_id = a.step_id
+        AND t.attempt = a.attempt
+  ) THEN
+    RETURN NULL;
+  END IF;
+  v_first := v_counter + 1;
+  UPDATE ratchet_lsn SET value = v_counter + v_n WHERE id = 1;
+  v_now := (extract(epoch from clock_timestamp()) * 1000)::bigint;
+  UPDATE ratchet_branches SET version = v_expected + v_n, last_lsn = v_counter + v_n WHERE stream_id = v_s AND branch = v_b;
+  INSERT INTO ratchet_events (lsn, stream_id, branch, version, type, type_version, payload, epoch, operation_id, recorded_at)
+    SELECT v_first + e.ord - 1, v_s, v_b, v_expected + e.ord, e.value->>'type', (e.value->>'typeVersion')::int,
+      e.value->>'payload', (p->>'epoch')::bigint, p->>'operation', v_now
+    FROM jsonb_array_elements(p->'events') WITH ORDINALITY AS e(value, ord);
+  INSERT INTO ratchet_operations (operation_id, stream_id, branch, request_digest, version, first_lsn, last_lsn)
+    VALUES (p->>'operation', v_s, v_b, p->>'digest', v_expected + v_n, v_first, v_counter + v_n);
+  IF jsonb_typeof(p->'summary') = 'object' THEN
+    INSERT INTO ratchet_task_summaries (stream_id, branch, project_id, version, last_lsn, state, summary)
+      VALUES (v_s, v_b, p->>'project', (p->'summary'->>'version')::bigint, v_first + (p->'summary'->>'at')::bigint,
+        p->'summary'->>'state',
+        (p->'summary'->>'head') || (v_first + (p->'summary'->>'at')::bigint)::text || (p->'summary'->>'tail'))
+      ON CONFLICT (stream_id, branch) DO UPDATE SET project_id = excluded.project_id, version = excluded.version,
+        last_lsn = excluded.last_lsn, state = excluded.state, summary = excluded.summary;
+  END IF;
+  INSERT INTO ratchet_attempts (stream_id, branch, run_id, step_id, attempt, state, turn, updated_lsn)
+    SELECT v_s, v_b, a.run_id, a.step_id, a.attempt, a.state, a.turn, COALESCE(v_first + a.at, a.updated_lsn)
+    FROM jsonb_to_recordset(p->'attempts')
+      AS a(run_id TEXT, step_id TEXT, attempt INTEGER, state TEXT, turn TEXT, updated_lsn BIGINT, at BIGINT)
+    ON CONFLICT (stream_id, branch, run_id, step_id, attempt) DO UPDATE SET state = excluded.state,
+      turn = excluded.turn, updated_lsn = excluded.updated_lsn;
+  INSERT INTO ratchet_intents (stream_id, branch, intent_id, run_id, step_id, attempt, state, outcome, updated_lsn)
+    SELECT v_s, v_b, i.intent_id, i.run_id, i.step_id, i.attempt, i.state, i.outcome,
+      COALESCE(v_first + i.at, i.updated_lsn)
+    FROM jsonb_to_recordset(p->'intents')
+      AS i(intent_id TEXT, run_id TEXT, step_id TEXT, attempt INTEGER, state TEXT, outcome TEXT, updated_lsn BIGINT, at BIGINT)
+    ON CONFLICT (stream_id, branch, intent_id) DO UPDATE SET run_id = excluded.run_id, step_id = excluded.step_id,
+      attempt = excluded.attempt, state = excluded.state, outcome = excluded.outcome,
+      updated_lsn = excluded.updated_lsn;
+  INSERT INTO ratchet_checkpoints (stream_id, branch, lsn, kind, run_id)
+    SELECT v_s, v_b, v_first + c.at, c.kind, c.run_id
+    FROM jsonb_to_recordset(p->'checkpoints') AS c(kind TEXT, run_id TEXT, at BIGINT);
+  RETURN v_first;
+END
+$body$`
+
+/**
  * Every migration, in order. Never edit a released one; add the next.
  *
  * @since 0.1.0
@@ -260,6 +344,11 @@ export const migrations: ReadonlyArray<Migration> = [
     // A summary now keeps the receipt behind each approval, so the run and completion gates can
     // check its signature again; summaries written before are folded again from their events.
     refoldSummaries: true
+  },
+  {
+    version: 4,
+    name: "the append as one statement on PostgreSQL (ADR 0021)",
+    statements: { sqlite: [], pg: [appendFunction] }
   }
 ]
 

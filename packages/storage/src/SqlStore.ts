@@ -31,10 +31,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as EventStore from "./EventStore.js"
-import { prepare, type Prepared } from "./internal/appendRequest.js"
 import { type Db, rows, run } from "./internal/db.js"
 import { events as logEvents, loadBranches, segments } from "./internal/eventLog.js"
-import * as Fencing from "./internal/fencing.js"
 import {
   loadAttempts,
   loadCheckpoints,
@@ -44,11 +42,13 @@ import {
   loadTouched,
   saveChanges
 } from "./internal/readModelRows.js"
-import { corrupt, decodeEvent, decodeIntent, decodeLease, decodeSummary, int } from "./internal/rows.js"
+import { corrupt, decodeEvent, decodeIntent, decodeSummary, int, intOrNull } from "./internal/rows.js"
 import * as validate from "./internal/validate.js"
 import * as LeaseStore from "./LeaseStore.js"
 import * as Migrations from "./Migrations.js"
 import * as ReadModel from "./ReadModel.js"
+import * as SqlAppend from "./SqlAppend.js"
+import * as SqlAppendOnce from "./SqlAppendOnce.js"
 import * as SqlDialect from "./SqlDialect.js"
 import * as StorageError from "./StorageError.js"
 
@@ -124,7 +124,11 @@ const refoldSummaries = (db: Db, operation: string): Effect.Effect<void, Storage
           ReadModel.empty,
           ReadModel.apply
         )
-        yield* saveChanges(db, operation, ReadModel.empty, { ...ReadModel.empty, summary: folded.summary }, { lease: false })
+        yield* saveChanges(
+          db,
+          operation,
+          SqlAppend.changedRows(ReadModel.empty, { ...ReadModel.empty, summary: folded.summary }, false)
+        )
       }
     }
   })
@@ -186,13 +190,25 @@ class Replayed extends Data.TaggedError("@ratchet/storage/SqlStore/Replayed")<{
 
 const leaseEventTags = ["LeaseAcquired", "LeaseTakenOver", "LeaseReleased"]
 
-const makeEventStore = (db: Db, dialect: SqlDialect.Service): EventStore.Service => {
-  const { sql } = db
+/**
+ * Options of {@link makeWith}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** Told of every append this store committed (not of replays), with the branch after it. */
+  readonly appended?: ((state: SqlAppendOnce.BranchState) => void) | undefined
+}
 
-  const appendIn = (request: Prepared) =>
+const makeEventStore = (db: Db, dialect: SqlDialect.Service, options: Options): EventStore.Service => {
+  const { sql } = db
+  const memos = SqlAppend.makeMemos()
+
+  const appendIn = (request: SqlAppend.Prepared) =>
     Effect.gen(function*() {
       const operation = "append"
-      const { branch, epoch, expectedVersion, operationId, projectId, streamId } = request
+      const { branch, operationId, projectId, streamId } = request
       const count = request.events.length
       const counter = yield* rows(
         db,
@@ -200,8 +216,7 @@ const makeEventStore = (db: Db, dialect: SqlDialect.Service): EventStore.Service
         sql`UPDATE ratchet_lsn SET value = value + ${count} WHERE id = 1 RETURNING value`
       )
       const lastLsn = int(counter[0]?.["value"])
-      if (!Number.isSafeInteger(lastLsn)) return yield* corrupt(operation, "the LSN counter (ratchet_lsn) is missing or damaged")
-      const firstLsn = lastLsn - count + 1
+      if (!Number.isSafeInteger(lastLsn)) return yield* SqlAppend.counterDamaged(operation)
 
       // Everything the append decides against, in one read: the operation, the stream's project,
       // the branch version, the task summary and the lease row (absent ones come back NULL).
@@ -220,45 +235,30 @@ const makeEventStore = (db: Db, dialect: SqlDialect.Service): EventStore.Service
           LEFT JOIN ratchet_leases l ON l.project_id = ${projectId} AND l.stream_id = ${streamId}`
       ))[0] ?? {}
       const present = (value: unknown) => value !== null && value !== undefined
-      if (present(state["request_digest"])) {
-        const done = {
-          streamId: String(state["operation_stream"]),
-          branch: String(state["operation_branch"]),
-          version: int(state["operation_version"]),
-          firstLsn: int(state["operation_first_lsn"]),
-          lastLsn: int(state["operation_last_lsn"])
-        }
-        if (state["request_digest"] !== request.digest) {
-          return yield* new EventStore.OperationReused({ operationId, streamId: done.streamId })
-        }
-        return yield* new Replayed({ result: { ...done, replayed: true } })
+      const done = SqlAppend.operationOf(state)
+      if (done !== null) {
+        // Read only when the digests differ: the stored events, compared by content.
+        const stored = done.digest === request.digest ? [] : (yield* rows(
+          db,
+          operation,
+          sql`SELECT payload, epoch FROM ratchet_events WHERE operation_id = ${operationId} ORDER BY lsn`
+        )).map((row) => ({ payload: String(row["payload"]), epoch: intOrNull(row["epoch"]) }))
+        const streamProject = done.streamId === streamId
+          ? state["stream_project"]
+          : (yield* loadBranches(db, operation, done.streamId))?.projectId
+        const result = yield* SqlAppend.replayOf(request, done, streamProject, () => stored)
+        return yield* new Replayed({ result })
       }
-      const streamProject = state["stream_project"]
-      const streamExists = present(streamProject)
-      if (streamExists && streamProject !== projectId) {
-        return yield* new EventStore.InvalidRequest({
-          field: "projectId",
-          reason: `is ${validate.shown(projectId)} but stream ${streamId} belongs to project ${
-            validate.shown(streamProject)
-          }`
-        })
-      }
-      const lease = present(state["project_id"]) ? yield* decodeLease(operation, state) : null
+      const lease = present(state["project_id"]) ? yield* memos.lease(operation, state) : null
       // The store's clock, read inside the transaction: lease deadlines are judged by it.
       const now = yield* dialect.now
-      const stale = Fencing.check(projectId, streamId, lease, epoch, request.events, now)
-      if (stale !== undefined) return yield* stale
-      const hasBranch = present(state["branch_version"])
-      if (!hasBranch && (streamExists || branch !== EventStore.mainBranch)) {
-        return yield* new EventStore.BranchNotFound({ streamId, branch })
-      }
-      const actual = hasBranch ? int(state["branch_version"]) : 0
-      if (actual !== expectedVersion) {
-        return yield* new EventStore.VersionConflict({ streamId, branch, expected: expectedVersion, actual })
-      }
-
-      const version = expectedVersion + count
-      if (!streamExists) {
+      const plan = yield* SqlAppend.decide(request, {
+        streamProject: state["stream_project"],
+        branchVersion: present(state["branch_version"]) ? int(state["branch_version"]) : null,
+        lease
+      }, now, lastLsn)
+      const { firstLsn, stored, version } = plan
+      if (!plan.streamExists) {
         yield* run(
           db,
           operation,
@@ -287,17 +287,6 @@ const makeEventStore = (db: Db, dialect: SqlDialect.Service): EventStore.Service
             WHERE stream_id = ${streamId} AND branch = ${branch}`
         )
       }
-      const stored: Array<EventStore.StoredEvent> = request.events.map((event, index) => ({
-        lsn: firstLsn + index,
-        projectId,
-        streamId,
-        branch,
-        version: expectedVersion + index + 1,
-        epoch,
-        operationId,
-        recordedAt: now,
-        event
-      }))
       for (let start = 0; start < stored.length; start += 200) {
         yield* run(
           db,
@@ -311,7 +300,7 @@ const makeEventStore = (db: Db, dialect: SqlDialect.Service): EventStore.Service
               type: row.event._tag,
               type_version: row.event.version,
               payload: request.payloads[start + offset] ?? "",
-              epoch,
+              epoch: row.epoch,
               operation_id: operationId,
               recorded_at: now
             })))
@@ -334,16 +323,24 @@ const makeEventStore = (db: Db, dialect: SqlDialect.Service): EventStore.Service
         }`
       )
       const summary = present(state["summary"])
-        ? yield* decodeSummary(operation, streamId, branch, state["summary"])
+        ? yield* memos.summary(operation, streamId, branch, state["summary"])
         : null
-      const before = yield* loadTouched(db, operation, streamId, branch, summary, lease, request.events)
-      yield* saveChanges(db, operation, before, ReadModel.fold(stored, before), { lease: true })
-      return { streamId, branch, version, firstLsn, lastLsn, replayed: false }
+      const before = yield* loadTouched(db, operation, streamId, branch, summary, lease, request.events, memos)
+      const after = ReadModel.fold(stored, before)
+      const changes = SqlAppend.changedRows(before, after, true)
+      yield* saveChanges(db, operation, changes)
+      // Remembered only once committed: a rolled-back append must not leave its rows behind.
+      return { result: { streamId, branch, version, firstLsn, lastLsn, replayed: false }, after, changes }
     })
 
   const append: EventStore.Service["append"] = (request) =>
-    Effect.flatMap(prepare(request), (prepared) =>
+    Effect.flatMap(SqlAppend.prepare(request), (prepared) =>
       dialect.writeTransaction("append", appendIn(prepared)).pipe(
+        Effect.map(({ after, changes, result }) => {
+          memos.written(after, changes)
+          options.appended?.(SqlAppendOnce.branchStateOf(prepared, result.version, after))
+          return result
+        }),
         Effect.catchTag("@ratchet/storage/SqlStore/Replayed", (replayed) => Effect.succeed(replayed.result))
       ))
 
@@ -418,7 +415,7 @@ const makeEventStore = (db: Db, dialect: SqlDialect.Service): EventStore.Service
         ReadModel.empty,
         ReadModel.apply
       )
-      yield* saveChanges(db, operation, ReadModel.empty, snapshot, { lease: false })
+      yield* saveChanges(db, operation, SqlAppend.changedRows(ReadModel.empty, snapshot, false))
       return { streamId, branch, parent: from, forkLsn: atLsn, createdAt: now }
     })
 
@@ -591,19 +588,30 @@ const makeLeaseStore = (db: Db, dialect: SqlDialect.Service): LeaseStore.Service
 }
 
 /**
- * Runs the migrations, then builds both services over the context's `SqlClient` and `SqlDialect`.
+ * Runs the migrations, then builds the services over the context's `SqlClient` and `SqlDialect`.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Stores, StorageError.StorageError, SqlClient.SqlClient | SqlDialect.SqlDialect> = Effect
-  .gen(function*() {
+export const makeWith = (
+  options: Options
+): Effect.Effect<Stores, StorageError.StorageError, SqlClient.SqlClient | SqlDialect.SqlDialect> =>
+  Effect.gen(function*() {
     yield* migrate
     const dialect = yield* SqlDialect.SqlDialect
     const db: Db = { sql: (yield* SqlClient.SqlClient).withoutTransforms(), classify: dialect.classify }
-    const eventStore = makeEventStore(db, dialect)
+    const eventStore = makeEventStore(db, dialect, options)
     return { eventStore, readModels: makeReadModels(db, dialect, eventStore), leaseStore: makeLeaseStore(db, dialect) }
   })
+
+/**
+ * {@link makeWith} without options.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<Stores, StorageError.StorageError, SqlClient.SqlClient | SqlDialect.SqlDialect> =
+  makeWith({})
 
 /**
  * `EventStore`, `ReadModels` and `LeaseStore` from an engine's `SqlClient` and `SqlDialect`.

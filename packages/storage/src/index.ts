@@ -19,6 +19,10 @@ export * as Migrations from "./Migrations.js"
 /** @since 0.1.0 */
 export * as ReadModel from "./ReadModel.js"
 /** @since 0.1.0 */
+export * as SqlAppend from "./SqlAppend.js"
+/** @since 0.1.0 */
+export * as SqlAppendOnce from "./SqlAppendOnce.js"
+/** @since 0.1.0 */
 export * as SqlBlobStore from "./SqlBlobStore.js"
 /** @since 0.1.0 */
 export * as SqlDialect from "./SqlDialect.js"

@@ -6,9 +6,12 @@
  * batch costs little; its stored form is its JSON text. A refused event is an `InvalidRequest`
  * naming `events[i]`, with the decoder's reason cut short.
  *
- * The request digest is the SHA-256 of the canonical JSON (`Digest.canonicalize`) of
- * `{ projectId, streamId, branch, expectedVersion, epoch, events }`, events in their stored JSON
- * form; a replayed operation id is accepted only with the same digest.
+ * The request digest (`sha256p:`) is the SHA-256 of the canonical JSON (`Digest.canonicalize`) of
+ * `{ projectId, streamId, branch, expectedVersion, epoch }` followed by each event's stored JSON
+ * text, length-prefixed: the strings the store keeps anyway, so no event is parsed back or
+ * canonicalised on the way in. Equal digests mean the same request; a replayed operation id whose
+ * digest differs is compared by content (`SqlAppend.sameRequest`), which also covers digests
+ * recorded in the older form (`sha256:` of the whole request's canonical JSON).
  *
  * @internal
  */
@@ -66,18 +69,18 @@ export const prepare = (request: EventStore.AppendRequest): Effect.Effect<Prepar
     }
     const events: Array<Event.Event> = []
     const payloads: Array<string> = []
-    const documents: Array<unknown> = []
     for (const [index, event] of input.entries()) {
       if (!isEvent(event)) return yield* invalid(`events[${index}]`, refusal(event))
       const payload = JSON.stringify(event)
       events.push(event)
       payloads.push(payload)
-      documents.push(JSON.parse(payload))
     }
-    const canonical = yield* Either.mapLeft(
-      Digest.canonicalize({ projectId, streamId, branch, expectedVersion, epoch, events: documents }),
-      (error) => invalid("events", `cannot be digested: ${error.message}`)
+    const header = yield* Either.mapLeft(
+      Digest.canonicalize({ projectId, streamId, branch, expectedVersion, epoch }),
+      (error) => invalid("request", `cannot be digested: ${error.message}`)
     )
-    const digest = `sha256:${createHash("sha256").update(canonical, "utf8").digest("hex")}`
+    const hash = createHash("sha256").update(header, "utf8")
+    for (const payload of payloads) hash.update(`\n${payload.length}:`, "utf8").update(payload, "utf8")
+    const digest = `sha256p:${hash.digest("hex")}`
     return { projectId, streamId, branch, expectedVersion, epoch, operationId, events, payloads, digest }
   })

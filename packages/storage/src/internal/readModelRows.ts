@@ -14,6 +14,7 @@
 import type * as Event from "@ratchet/kernel/Event"
 import * as Effect from "effect/Effect"
 import * as ReadModel from "../ReadModel.js"
+import * as SqlAppend from "../SqlAppend.js"
 import type * as StorageError from "../StorageError.js"
 import { type Db, rows, run } from "./db.js"
 import { decodeAttempt, decodeCheckpoint, decodeIntent, decodeLease, decodeSummary } from "./rows.js"
@@ -63,9 +64,8 @@ export const loadSummary = (
 
 /**
  * The part of a branch's snapshot that `events` can change, from the summary and lease the caller
- * already read plus the intent rows and the attempt rows the events name. An attempt row is read
- * only where its turn must carry over (a transition keeps it, a turn event changes it); a
- * scheduled attempt starts a new row.
+ * already read plus the intent rows and the attempt rows the events name (`SqlAppend.touched`),
+ * decoded through the connection's memos.
  */
 export const loadTouched = (
   db: Db,
@@ -74,40 +74,30 @@ export const loadTouched = (
   branch: string,
   summary: ReadModel.TaskSummary | null,
   lease: ReadModel.LeaseRow | null,
-  events: ReadonlyArray<Event.Event>
+  events: ReadonlyArray<Event.Event>,
+  memos: SqlAppend.Memos
 ): Effect.Effect<ReadModel.Snapshot, StorageError.StorageError> =>
   Effect.gen(function*() {
-    const intentIds = new Set<string>()
-    for (const event of events) {
-      if (
-        event._tag === "IntentDispatched" || event._tag === "IntentResolved" || event._tag === "IntentAbandoned"
-      ) intentIds.add(event.intentId)
-    }
+    const { sql } = db
+    const names = SqlAppend.touched(events)
     const intents = new Map<string, ReadModel.IntentRow>()
-    if (intentIds.size > 0) {
+    if (names.intentIds.length > 0) {
       const found = yield* rows(
         db,
         operation,
-        db.sql`SELECT stream_id, branch, intent_id, run_id, step_id, attempt, state, outcome, updated_lsn
+        sql`SELECT stream_id, branch, intent_id, run_id, step_id, attempt, state, outcome, updated_lsn
           FROM ratchet_intents
-          WHERE stream_id = ${streamId} AND branch = ${branch} AND intent_id IN ${db.sql.in([...intentIds])}`
+          WHERE stream_id = ${streamId} AND branch = ${branch} AND intent_id IN ${sql.in([...names.intentIds])}`
       )
       for (const row of found) {
-        const intent = yield* decodeIntent(operation, row)
+        const intent = yield* memos.intent(operation, row)
         intents.set(intent.intentId, intent)
-      }
-    }
-    const attemptKeys = new Map<string, { readonly runId: string; readonly stepId: string; readonly attempt: number }>()
-    for (const event of events) {
-      if (event._tag === "AttemptTransitioned" || event._tag === "TurnRecorded") {
-        attemptKeys.set(ReadModel.attemptKey(event.runId, event.stepId, event.attempt), event)
       }
     }
     const attempts = new Map<string, ReadModel.AttemptRow>()
     // One read for all of them (a batch may name many attempts), in chunks far below both engines'
     // bound-parameter limits.
-    for (const part of chunks([...attemptKeys.values()])) {
-      const { sql } = db
+    for (const part of chunks(names.attempts)) {
       const found = yield* rows(
         db,
         operation,
@@ -117,128 +107,57 @@ export const loadTouched = (
         }`
       )
       for (const row of found) {
-        const attempt = yield* decodeAttempt(operation, row)
+        const attempt = yield* memos.attempt(operation, row)
         attempts.set(attemptKeyOf(attempt), attempt)
       }
     }
     return { summary, attempts, intents, lease, checkpoints: [] }
   })
 
-export interface SaveOptions {
-  /** False when materialising a fork: the lease belongs to the task and is already current. */
-  readonly lease: boolean
-}
-
-/** Writes every row of `after` that differs from `before`. */
+/** Writes the changed rows (`SqlAppend.changedRows`). */
 export const saveChanges = (
   db: Db,
   operation: string,
-  before: ReadModel.Snapshot,
-  after: ReadModel.Snapshot,
-  options: SaveOptions
+  changes: SqlAppend.Changes
 ): Effect.Effect<void, StorageError.StorageError> =>
   Effect.gen(function*() {
     const { sql } = db
-    const summary = after.summary
-    if (summary !== null && summary !== before.summary) {
+    if (changes.summary !== null) {
       yield* run(
         db,
         operation,
-        sql`INSERT INTO ratchet_task_summaries ${
-          sql.insert({
-            stream_id: summary.streamId,
-            branch: summary.branch,
-            project_id: summary.projectId,
-            version: summary.version,
-            last_lsn: summary.lastLsn,
-            state: summary.task.state,
-            // The summary is plain JSON data (no transformations in its schema); it is decoded on the way out.
-            summary: JSON.stringify(summary)
-          })
-        }
+        sql`INSERT INTO ratchet_task_summaries ${sql.insert(changes.summary)}
         ON CONFLICT (stream_id, branch) DO UPDATE SET project_id = excluded.project_id, version = excluded.version,
           last_lsn = excluded.last_lsn, state = excluded.state, summary = excluded.summary`
       )
     }
-    const attempts = [...after.attempts.values()].filter((row) => before.attempts.get(attemptKeyOf(row)) !== row)
-    for (const part of chunks(attempts)) {
+    for (const part of chunks(changes.attempts)) {
       yield* run(
         db,
         operation,
-        sql`INSERT INTO ratchet_attempts ${
-          sql.insert(part.map((row) => ({
-            stream_id: row.streamId,
-            branch: row.branch,
-            run_id: row.runId,
-            step_id: row.stepId,
-            attempt: row.attempt,
-            state: row.state,
-            // Plain JSON data, like the summary; decoded with the row on the way out.
-            turn: JSON.stringify(row.turn),
-            updated_lsn: row.updatedLsn
-          })))
-        }
+        sql`INSERT INTO ratchet_attempts ${sql.insert(part)}
         ON CONFLICT (stream_id, branch, run_id, step_id, attempt) DO UPDATE SET state = excluded.state,
           turn = excluded.turn, updated_lsn = excluded.updated_lsn`
       )
     }
-    const intents = [...after.intents.values()].filter((row) => before.intents.get(row.intentId) !== row)
-    for (const part of chunks(intents)) {
+    for (const part of chunks(changes.intents)) {
       yield* run(
         db,
         operation,
-        sql`INSERT INTO ratchet_intents ${
-          sql.insert(part.map((row) => ({
-            stream_id: row.streamId,
-            branch: row.branch,
-            intent_id: row.intentId,
-            run_id: row.runId,
-            step_id: row.stepId,
-            attempt: row.attempt,
-            state: row.state,
-            outcome: row.outcome,
-            updated_lsn: row.updatedLsn
-          })))
-        }
+        sql`INSERT INTO ratchet_intents ${sql.insert(part)}
         ON CONFLICT (stream_id, branch, intent_id) DO UPDATE SET run_id = excluded.run_id, step_id = excluded.step_id,
           attempt = excluded.attempt, state = excluded.state, outcome = excluded.outcome,
           updated_lsn = excluded.updated_lsn`
       )
     }
-    const checkpoints = after.checkpoints.slice(before.checkpoints.length)
-    for (const part of chunks(checkpoints)) {
-      yield* run(
-        db,
-        operation,
-        sql`INSERT INTO ratchet_checkpoints ${
-          sql.insert(part.map((row) => ({
-            stream_id: row.streamId,
-            branch: row.branch,
-            lsn: row.lsn,
-            kind: row.kind,
-            run_id: row.runId
-          })))
-        }`
-      )
+    for (const part of chunks(changes.checkpoints)) {
+      yield* run(db, operation, sql`INSERT INTO ratchet_checkpoints ${sql.insert(part)}`)
     }
-    const lease = after.lease
-    if (options.lease && lease !== null && lease !== before.lease) {
+    if (changes.lease !== null) {
       yield* run(
         db,
         operation,
-        sql`INSERT INTO ratchet_leases ${
-          sql.insert({
-            project_id: lease.projectId,
-            stream_id: lease.streamId,
-            epoch: lease.epoch,
-            held: lease.held ? 1 : 0,
-            owner: JSON.stringify(lease.owner),
-            acquired_at: lease.acquiredAt,
-            heartbeat_at: lease.heartbeatAt,
-            grace_ms: lease.graceMs,
-            updated_lsn: lease.updatedLsn
-          })
-        }
+        sql`INSERT INTO ratchet_leases ${sql.insert(changes.lease)}
         ON CONFLICT (project_id, stream_id) DO UPDATE SET epoch = excluded.epoch, held = excluded.held,
           owner = excluded.owner, acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
           grace_ms = excluded.grace_ms, updated_lsn = excluded.updated_lsn`

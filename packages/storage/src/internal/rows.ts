@@ -59,11 +59,8 @@ const decodeWith = <A, I>(schema: Schema.Schema<A, I>) => {
     operation: string,
     what: string,
     input: unknown
-  ): Effect.Effect<A, StorageError.StorageError> =>
-    Either.match(decode(input), {
-      onLeft: (error) => Effect.fail(corrupt(operation, `${what} does not decode: ${formatted(error)}`, error)),
-      onRight: Effect.succeed
-    })
+  ): Either.Either<A, StorageError.StorageError> =>
+    Either.mapLeft(decode(input), (error) => corrupt(operation, `${what} does not decode: ${formatted(error)}`, error))
 }
 
 const summary = decodeWith(ReadModel.TaskSummary)
@@ -78,19 +75,19 @@ export const decodeSummary = (
   streamId: string,
   branch: string,
   text: unknown
-): Effect.Effect<ReadModel.TaskSummary, StorageError.StorageError> => {
+): Either.Either<ReadModel.TaskSummary, StorageError.StorageError> => {
   const what = `the task summary of stream ${streamId} (branch ${branch})`
   return Either.match(parseJson(text), {
-    onLeft: (detail) => Effect.fail(corrupt(operation, `${what} is damaged: ${detail}`)),
+    onLeft: (detail) => Either.left(corrupt(operation, `${what} is damaged: ${detail}`)),
     onRight: (json) => summary(operation, what, json)
   })
 }
 
 /** A `ratchet_attempts` row; its `turn` column is JSON text of the attempt's turn flags. */
-export const decodeAttempt = (operation: string, row: Row): Effect.Effect<ReadModel.AttemptRow, StorageError.StorageError> => {
+export const decodeAttempt = (operation: string, row: Row): Either.Either<ReadModel.AttemptRow, StorageError.StorageError> => {
   const what = `an attempt row of stream ${String(row["stream_id"])}`
   const turn = parseJson(row["turn"])
-  if (Either.isLeft(turn)) return Effect.fail(corrupt(operation, `${what} is damaged: its turn column: ${turn.left}`))
+  if (Either.isLeft(turn)) return Either.left(corrupt(operation, `${what} is damaged: its turn column: ${turn.left}`))
   return attempt(operation, what, {
     streamId: row["stream_id"],
     branch: row["branch"],
@@ -104,7 +101,7 @@ export const decodeAttempt = (operation: string, row: Row): Effect.Effect<ReadMo
 }
 
 /** A `ratchet_intents` row. */
-export const decodeIntent = (operation: string, row: Row): Effect.Effect<ReadModel.IntentRow, StorageError.StorageError> =>
+export const decodeIntent = (operation: string, row: Row): Either.Either<ReadModel.IntentRow, StorageError.StorageError> =>
   intent(operation, `an intent row of stream ${String(row["stream_id"])}`, {
     streamId: row["stream_id"],
     branch: row["branch"],
@@ -121,7 +118,7 @@ export const decodeIntent = (operation: string, row: Row): Effect.Effect<ReadMod
 export const decodeCheckpoint = (
   operation: string,
   row: Row
-): Effect.Effect<ReadModel.CheckpointRow, StorageError.StorageError> =>
+): Either.Either<ReadModel.CheckpointRow, StorageError.StorageError> =>
   checkpoint(operation, `a checkpoint row of stream ${String(row["stream_id"])}`, {
     streamId: row["stream_id"],
     branch: row["branch"],
@@ -131,11 +128,11 @@ export const decodeCheckpoint = (
   })
 
 /** A `ratchet_leases` row; `owner` is JSON of an `Event.LeaseOwner`, `held` is 0 or 1. */
-export const decodeLease = (operation: string, row: Row): Effect.Effect<ReadModel.LeaseRow, StorageError.StorageError> => {
+export const decodeLease = (operation: string, row: Row): Either.Either<ReadModel.LeaseRow, StorageError.StorageError> => {
   const what = `the lease row of stream ${String(row["stream_id"])}`
   const held = int(row["held"])
   return Either.match(parseJson(row["owner"]), {
-    onLeft: (detail) => Effect.fail(corrupt(operation, `${what} is damaged: owner: ${detail}`)),
+    onLeft: (detail) => Either.left(corrupt(operation, `${what} is damaged: owner: ${detail}`)),
     onRight: (owner) =>
       lease(operation, what, {
         projectId: row["project_id"],

@@ -5,9 +5,13 @@
  *    per criterion, never the worker's own). CLEAR is the READY_TO_COMPLETE gate; HOLD says why.
  * 2. The final `run.md` and `verification.md` are written (their content is final; the state they
  *    name is still VERIFYING, and the store remains the authority).
- * 3. One transaction: the lease taken for this write (`LeaseAcquired`), `TaskCompleted` (the
- *    completion record), the `terminal` checkpoint and `LeaseReleased`. So there is no moment at
- *    which the task is COMPLETED under an active lease, or the lease released on a task that is not.
+ * 3. One transaction, through the command handler (`CommandHandler`): the lease taken for this
+ *    write (`LeaseAcquired`, unless the caller holds it and presents its epoch), `TaskCompleted`
+ *    (the completion record), then, as the handler's trailing events, the `terminal` checkpoint
+ *    and `LeaseReleased`. So there is no moment at which the task is COMPLETED under an active
+ *    lease, or the lease released on a task that is not. A task that moved in between is decided
+ *    again (up to the handler's attempts); a lease another writer took meanwhile is a
+ *    `LeaseConflict` naming it.
  * 4. A fresh read must show COMPLETED, the terminal checkpoint and no held lease; only then is
  *    COMPLETED reported, and the projections are rewritten with it.
  *
@@ -24,12 +28,11 @@ import * as Gate from "@ratchet/kernel/Gate"
 import * as Task from "@ratchet/kernel/Task"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as Owner from "@ratchet/lease/Owner"
-import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { heldLease, Project } from "./Controller.js"
+import * as CommandHandler from "./CommandHandler.js"
+import { describeOwner, heldLease, Project } from "./Controller.js"
 import type * as Controller from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Episode from "./Episode.js"
@@ -70,8 +73,6 @@ export interface Result {
   readonly projection: string | null
   readonly warnings: ReadonlyArray<string>
 }
-
-const retries = 5
 
 /**
  * The completion HOLD for evidence that is not current: taken on another tree (the work tree changed
@@ -136,7 +137,6 @@ export const complete = (options: {
 }) =>
   Effect.gen(function*() {
     const project = yield* Project
-    const store = yield* EventStore.EventStore
     const models = yield* ReadModel.ReadModels
     const leases = yield* LeaseManager.LeaseManager
     const projectId = project.project.projectId
@@ -200,88 +200,94 @@ export const complete = (options: {
         } satisfies Result
       })
 
-    for (let attempt = 1; attempt <= retries; attempt++) {
-      const { summary, branch } = yield* read
-      const task = summary.task
-      if (task.state === "COMPLETED") {
-        const confirmed = yield* confirm
-        return yield* completedResult(confirmed.task, confirmed.branch, true, null)
-      }
-      if (task.state !== "VERIFYING" || task.run === null) {
-        return yield* new Task.Refused({
-          code: Task.isTerminal(task.state) ? "terminal_state" : "forbidden_transition",
-          command: "Complete",
-          state: task.state,
-          reason: `a task completes from VERIFYING, through the completion gate; this one is ${task.state}.`,
-          action: Task.nextStep(task)
-        })
-      }
-      const episode = yield* Episode.current(task, branch)
-      const at = yield* Clock.currentTimeMillis
-      // 1. The gate.
-      const authority = yield* ProjectApprovers.authority(projectId)
-      const decided = Task.decide(
-        { _tag: "Complete", actor: invocation.actor, at, verdicts: episode.verdicts, workers: episode.view.workers, authority },
-        task
-      )
-      if (Either.isLeft(decided)) return yield* decided.left
-      // Current evidence: every command the verdicts rest on ran against the tree that is here now.
-      const stale = yield* staleEvidence(task, episode)
-      if (stale !== null) return yield* new Task.Held({ command: "Complete", gate: stale.gate(at, summary.version) })
-      // The lease: this write takes it and gives it back in the same transaction, unless the caller
-      // holds it (and presents its epoch): then the transaction releases that one.
-      const lease = yield* models.lease(projectId, taskId)
-      const presented = invocation.leaseEpoch ?? null
-      if (lease !== null && lease.held && presented !== lease.epoch) {
-        return yield* heldLease(taskId, presented, lease)
-      }
-      if (presented !== null && (lease === null || !lease.held || presented !== lease.epoch)) {
-        return yield* new ControllerError.LeaseConflict({ taskId, presented, epoch: lease?.epoch ?? null, held: false, holder: null, deadline: null })
-      }
-      const holding = presented !== null
-      const epoch = holding ? presented : (lease?.epoch ?? 0) + 1
-      // 2. The final projections.
-      yield* projectAll(task, branch, episode)
-      yield* fault("after-projection")
-      // 3. One transaction.
-      const owner = yield* Owner.current({ workspaceId: project.workspaceId, host: "cli", sessionRef: os.hostname().slice(0, 200) || "unknown-host" })
-      const appended = yield* store.append({
-        projectId,
-        streamId: taskId,
-        branch,
-        expectedVersion: summary.version,
-        epoch,
-        // One operation per decision: a replay of this very request writes nothing a second time.
-        operationId: `op-done-${taskId}-${task.run.runId}-v${summary.version}`,
-        events: [
-          ...(holding ? [] : [{
-            _tag: "LeaseAcquired",
-            version: 1,
+    const { branch } = yield* read
+    // The epoch the completion writes under: the caller's, when it holds the lease and presents it
+    // (the transaction releases that one), or the next one, taken and given back in the same
+    // transaction. Each decision checks it against the lease as it stands then.
+    const presented = invocation.leaseEpoch ?? null
+    const lease = yield* models.lease(projectId, taskId)
+    const epoch = presented ?? (lease?.epoch ?? 0) + 1
+    let runId = ""
+    const handled = yield* CommandHandler.handle({
+      projectId,
+      streamId: taskId,
+      branch,
+      epoch,
+      decide: (current, at) =>
+        Effect.gen(function*() {
+          const task = current.summary?.task
+          if (task === undefined) return yield* new ControllerError.TaskNotFound({ taskId, projectId })
+          // Already COMPLETED (this call replays one that committed): nothing to decide, confirm it.
+          if (task.state === "COMPLETED") return []
+          if (task.state !== "VERIFYING" || task.run === null) {
+            return yield* new Task.Refused({
+              code: Task.isTerminal(task.state) ? "terminal_state" : "forbidden_transition",
+              command: "Complete",
+              state: task.state,
+              reason: `a task completes from VERIFYING, through the completion gate; this one is ${task.state}.`,
+              action: Task.nextStep(task)
+            })
+          }
+          const version = current.summary?.version ?? 0
+          runId = task.run.runId
+          const episode = yield* Episode.current(task, branch)
+          // 1. The gate.
+          const authority = yield* ProjectApprovers.authority(projectId)
+          const complete: Task.Command = {
+            _tag: "Complete",
             actor: invocation.actor,
             at,
-            epoch,
-            owner,
-            heartbeatMs: leases.settings.heartbeatMs,
-            graceMs: leases.settings.graceMs
-          } satisfies Event.Event]),
-          ...decided.right,
-          { _tag: "CheckpointRecorded", version: 1, actor: invocation.actor, at, kind: "terminal", runId: task.run.runId },
-          { _tag: "LeaseReleased", version: 1, actor: invocation.actor, at, epoch }
-        ]
-      }).pipe(
-        Effect.map((result) => result.lastLsn),
-        // Someone moved the task (or took the lease) between the read and the write: decide again.
-        Effect.catchTags({
-          "@ratchet/storage/VersionConflict": () => Effect.succeed(null),
-          "@ratchet/storage/StaleEpoch": () => Effect.succeed(null),
-          "@ratchet/storage/OperationReused": () => Effect.succeed(null)
-        })
-      )
-      if (appended === null) continue
-      yield* fault("after-commit")
-      // 4. The fresh read.
+            verdicts: episode.verdicts,
+            workers: episode.view.workers,
+            authority
+          }
+          const decided = Task.decide(complete, task)
+          if (Either.isLeft(decided)) return yield* decided.left
+          // Current evidence: every command the verdicts rest on ran against the tree that is here now.
+          const stale = yield* staleEvidence(task, episode)
+          if (stale !== null) return yield* new Task.Held({ command: "Complete", gate: stale.gate(at, version) })
+          // The lease: this write takes it and gives it back in the same transaction, unless the
+          // caller holds it (and presents its epoch): then the transaction releases that one.
+          const now = yield* models.lease(projectId, taskId)
+          if (now !== null && now.held && presented !== now.epoch) {
+            return yield* heldLease(taskId, presented, now)
+          }
+          const holding = presented !== null
+          if ((holding && (now === null || !now.held)) || (!holding && (now?.epoch ?? 0) + 1 !== epoch)) {
+            return yield* new ControllerError.LeaseConflict({ taskId, presented, epoch: now?.epoch ?? null, held: false, holder: null, deadline: null })
+          }
+          // 2. The final projections.
+          yield* projectAll(task, branch, episode)
+          yield* fault("after-projection")
+          // 3. One transaction: the lease taken (unless held), the completion record, and (as the
+          // handler's trailing events) the terminal checkpoint and the lease's release.
+          const owner = yield* Owner.current({ workspaceId: project.workspaceId, host: "cli", sessionRef: os.hostname().slice(0, 200) || "unknown-host" })
+          return [
+            ...(holding ? [] : [{
+              _tag: "LeaseAcquired",
+              version: 1,
+              actor: invocation.actor,
+              at,
+              epoch,
+              owner,
+              heartbeatMs: leases.settings.heartbeatMs,
+              graceMs: leases.settings.graceMs
+            } satisfies Event.Event]),
+            complete
+          ]
+        }),
+      trailing: (_task, at) => [
+        { _tag: "CheckpointRecorded", version: 1, actor: invocation.actor, at, kind: "terminal", runId },
+        { _tag: "LeaseReleased", version: 1, actor: invocation.actor, at, epoch }
+      ],
+      describeHolder: (held) => describeOwner(held.owner)
+    }).pipe(Effect.catchTag("@ratchet/kernel/RunCommandRefused", (refused) => Effect.die(refused)))
+    if (handled.appended === null) {
       const confirmed = yield* confirm
-      return yield* completedResult(confirmed.task, confirmed.branch, false, appended)
+      return yield* completedResult(confirmed.task, confirmed.branch, true, null)
     }
-    return yield* new ControllerError.WriteConflict({ taskId, attempts: retries })
+    yield* fault("after-commit")
+    // 4. The fresh read.
+    const confirmed = yield* confirm
+    return yield* completedResult(confirmed.task, confirmed.branch, false, handled.appended.lastLsn)
   })

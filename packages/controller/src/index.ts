@@ -23,6 +23,8 @@ export * as ContractFile from "./ContractFile.js"
 export * as Controller from "./Controller.js"
 /** @since 0.1.0 */
 export * as ControllerError from "./ControllerError.js"
+/** @since 0.2.0 */
+export * as Documents from "./Documents.js"
 /** @since 0.1.0 */
 export * as Episode from "./Episode.js"
 /** @since 0.1.0 */

@@ -8,7 +8,7 @@
 import type * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Documents from "@ratchet/controller/Documents"
-import * as Task from "@ratchet/kernel/Task"
+import * as Runnable from "@ratchet/controller/Runnable"
 import * as Effect from "effect/Effect"
 import { type CommandSpec, controller, invocation, leaseEpoch, ok, type Outcome, str, taskArg, writtenText } from "./Command.js"
 import * as Render from "./Render.js"
@@ -55,16 +55,7 @@ export const run: CommandSpec = {
       }
       if (typeof task === "string") {
         // Refused here rather than in a detached runner's log, where nobody would see it.
-        const view = yield* Effect.flatMap(controller, (c) => c.status(task))
-        if (view.state !== "PLAN_APPROVED" && view.state !== "RUNNING") {
-          return yield* new Task.Refused({
-            code: view.terminal ? "terminal_state" : view.state === "PAUSED" ? "task_paused" : "forbidden_transition",
-            command: "Run",
-            state: view.state,
-            reason: `a run executes a task that is PLAN_APPROVED or RUNNING; this one is ${view.state}.`,
-            action: view.next
-          })
-        }
+        yield* Effect.flatMap(controller, (c) => Effect.flatMap(c.status(task), Runnable.check))
       }
       const args = [
         ...(typeof task === "string" ? [task] : ["--any"]),

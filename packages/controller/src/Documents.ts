@@ -18,6 +18,7 @@ import type * as Controller from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import type * as Explain from "./Explain.js"
 import type * as Stats from "./Stats.js"
+import type * as TaskReads from "./TaskReads.js"
 import type * as TaskView from "./TaskView.js"
 import type * as Verify from "./Verify.js"
 
@@ -124,6 +125,29 @@ export const logRecord = (stored: EventStore.StoredEvent): Document => ({
   operationId: stored.operationId,
   event: KernelEvent.encode(stored.event)
 })
+
+/**
+ * A page of a task's log (the `task_log` tool): the records of {@link logRecord}, whether more
+ * follow and the position the next page starts after.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const logPage = (page: TaskReads.LogPage): Document => ({
+  taskId: page.taskId,
+  branch: page.branch,
+  events: page.events.map(logRecord),
+  more: page.more,
+  nextAfterLsn: page.nextAfterLsn
+})
+
+/**
+ * Where a task's run stands (the `run_check` tool): its status view and its steps' attempts.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const runCheck = (check: TaskReads.RunCheck): Document => ({ task: check.task, run: check.run })
 
 /**
  * A task's branches (`ratchet log <task> --branches`), the current one marked.

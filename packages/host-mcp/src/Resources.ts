@@ -15,13 +15,11 @@
  * @since 0.1.0
  */
 import * as Controller from "@ratchet/controller/Controller"
-import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Documents from "@ratchet/controller/Documents"
-import * as Projection from "@ratchet/controller/Projection"
+import * as TaskReads from "@ratchet/controller/TaskReads"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { taskOf } from "./internal/TaskRead.js"
 import { UnknownResource } from "./McpError.js"
 import type { Services } from "./Tools.js"
 
@@ -184,13 +182,7 @@ export const read = (uri: string): Effect.Effect<Content, unknown, Services> =>
       }
       case "spec":
       case "plan": {
-        const { task } = yield* taskOf(taskId)
-        const rendered = Projection.render(task)[part === "spec" ? "spec.md" : "plan.md"]
-        if (rendered === null) {
-          const view = yield* c.status(taskId)
-          return yield* new ControllerError.InvalidRequest({ field: "uri", reason: `task ${taskId} has no ${part} yet.`, fix: view.next })
-        }
-        return { uri, mimeType, text: rendered }
+        return { uri, mimeType, text: yield* TaskReads.rendered(taskId, part) }
       }
       case "log": {
         const events = yield* c.log(taskId)

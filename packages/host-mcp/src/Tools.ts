@@ -24,30 +24,28 @@ import * as path from "node:path"
 import * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Documents from "@ratchet/controller/Documents"
-import * as RunReport from "@ratchet/controller/RunReport"
+import * as Runnable from "@ratchet/controller/Runnable"
+import * as TaskReads from "@ratchet/controller/TaskReads"
 import * as Verify from "@ratchet/controller/Verify"
 import type * as Event from "@ratchet/kernel/Event"
 import * as Task from "@ratchet/kernel/Task"
 import type * as BlobStore from "@ratchet/storage/BlobStore"
-import * as EventStore from "@ratchet/storage/EventStore"
+import type * as EventStore from "@ratchet/storage/EventStore"
 import type * as ReadModel from "@ratchet/storage/ReadModel"
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
-import { taskOf } from "./internal/TaskRead.js"
 import { InvalidArguments, UnknownTool } from "./McpError.js"
 import * as RunStarter from "./RunStarter.js"
 
 /**
- * The services the tools run with: the controller of the located project and the store it works
- * over (evidence and the run's attempts are read from it directly, as the CLI does), and the
- * starter of runners.
+ * The services the tools run with: the controller of the located project, the store it works
+ * over (which the controller's reads, `Verify` and `TaskReads`, read; no tool reads it itself),
+ * and the starter of runners.
  *
  * @since 0.1.0
  * @category models
@@ -332,33 +330,10 @@ export const tools: ReadonlyArray<Tool> = [
       branch: Schema.optional(bounded(limits.id, "Read this branch (default: the task's current one)."))
     }),
     run: ({ afterLsn, branch, limit, taskId }) =>
-      Effect.gen(function*() {
-        const c = yield* Controller.Controller
-        const listed = yield* c.branches(taskId)
-        if (branch !== undefined && !listed.branches.some((b) => b.branch === branch)) {
-          return yield* new ControllerError.InvalidRequest({
-            field: "branch",
-            reason: `task ${taskId} has no branch ${JSON.stringify(branch.slice(0, 80))} (it has ${listed.branches.map((b) => b.branch).join(", ") || "main"}).`,
-            fix: "Leave branch out for the task's current branch, or name one it has."
-          })
-        }
-        const store = yield* EventStore.EventStore
-        const size = limit ?? pageLimit.default
-        const read = store.read({ streamId: taskId, branch: branch ?? listed.current, fromLsn: (afterLsn ?? 0) + 1 })
-        // One past the page tells whether there is more, without reading further.
-        const page = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(read, size + 1)))
-        const events = page.slice(0, size)
-        return {
-          exitCode: 0,
-          body: {
-            taskId,
-            branch: branch ?? listed.current,
-            events: events.map(Documents.logRecord),
-            more: page.length > size,
-            nextAfterLsn: events.at(-1)?.lsn ?? afterLsn ?? null
-          }
-        }
-      })
+      Effect.map(TaskReads.logPage(taskId, { afterLsn, branch, limit: limit ?? pageLimit.default }), (page) => ({
+        exitCode: 0,
+        body: Documents.logPage(page)
+      }))
   }),
   define({
     name: "task_evidence",
@@ -478,16 +453,7 @@ export const tools: ReadonlyArray<Tool> = [
       Effect.gen(function*() {
         const c = yield* Controller.Controller
         // Refused here rather than in a detached runner's log, where the agent would not see it.
-        const view = yield* c.status(taskId)
-        if (view.state !== "PLAN_APPROVED" && view.state !== "RUNNING") {
-          return yield* new Task.Refused({
-            code: view.terminal ? "terminal_state" : view.state === "PAUSED" ? "task_paused" : "forbidden_transition",
-            command: "Run",
-            state: view.state,
-            reason: `a run executes a task that is PLAN_APPROVED or RUNNING; this one is ${view.state}.`,
-            action: view.next
-          })
-        }
+        yield* Effect.flatMap(c.status(taskId), Runnable.check)
         const starter = yield* RunStarter.RunStarter
         const started = yield* starter.start({ taskId, cwd: c.project.root, actor: caller.actor })
         return { exitCode: 0, body: Documents.detachedRun(taskId, started) }
@@ -500,36 +466,7 @@ export const tools: ReadonlyArray<Tool> = [
       "Where the task's run stands: the task's status (state, lease holder, blockers, next step) and, once a run has started, each step of the plan with its attempts (state, exit code or signal, duration, changed paths, the tail of its output, notes from recovery or the worker). Writes nothing.",
     readOnly: true,
     input: Schema.Struct({ taskId: TaskId }),
-    run: ({ taskId }) =>
-      Effect.gen(function*() {
-        const c = yield* Controller.Controller
-        const view = yield* c.status(taskId)
-        const { branch, task } = yield* taskOf(taskId)
-        if (task.run === null || task.plan === null) return { exitCode: 0, body: { task: view, run: null } }
-        const run = task.run
-        const attempts = RunReport.attemptsOf(yield* RunReport.runEvents(taskId, run.runId, branch), run.runId)
-        const steps = task.plan.plan.steps.map((step) => {
-          const own = attempts.filter((line) => line.stepId === step.id)
-          return {
-            stepId: step.id,
-            title: step.title,
-            kind: step.run !== undefined ? "command" : "manual",
-            status: own.at(-1)?.state ?? "not started",
-            attempts: own.map((line) => ({
-              attempt: line.attempt,
-              state: line.state,
-              exitCode: line.exit?.exitCode ?? null,
-              signal: line.exit?.signal ?? null,
-              timedOut: line.exit?.timedOut ?? false,
-              durationMs: line.exit?.durationMs ?? null,
-              changedPaths: line.exit?.changedPaths ?? [],
-              outputTail: line.exit?.outputTail ?? null,
-              notes: line.notes
-            }))
-          }
-        })
-        return { exitCode: 0, body: { task: view, run: { runId: run.runId, specDigest: run.specDigest, planDigest: run.planDigest, leaseEpoch: run.leaseEpoch, steps } } }
-      })
+    run: ({ taskId }) => Effect.map(TaskReads.runCheck(taskId), (check) => ({ exitCode: 0, body: Documents.runCheck(check) }))
   })
 ]
 

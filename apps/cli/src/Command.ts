@@ -5,10 +5,13 @@
  *
  * @since 0.2.0
  */
+import * as path from "node:path"
 import type * as ApproverKey from "@ratchet/controller/ApproverKey"
-import type * as Controller from "@ratchet/controller/Controller"
+import * as Controller from "@ratchet/controller/Controller"
+import * as ControllerError from "@ratchet/controller/ControllerError"
+import * as Documents from "@ratchet/controller/Documents"
 import type * as Event from "@ratchet/kernel/Event"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import type { OptionSpec, Parsed, PositionalSpec } from "./Args.js"
 import * as Render from "./Render.js"
 
@@ -91,15 +94,28 @@ export const writtenText = (written: Controller.Written, env: Env, headline: str
   return lines.join("\n")
 }
 
-export const writtenJson = (written: Controller.Written, extra: Record<string, unknown> = {}) => ({
-  ...extra,
-  taskId: written.task.taskId,
-  state: written.task.state,
-  events: written.events,
-  firstLsn: written.firstLsn,
-  lastLsn: written.lastLsn,
-  projection: written.projection,
-  warnings: written.warnings,
-  task: written.task
-})
+/** The document of a write, as every transport answers it. */
+export const writtenJson = Documents.written
+
+/** The located project's controller, which every `project` command is run with. */
+export const controller = Controller.Controller
+
+/** `--ac AC-001,AC-002` as ids, trimmed; an `--ac` that names none is an error, not "all of them". */
+export const acList = (parsed: Parsed): Effect.Effect<ReadonlyArray<string>, ControllerError.InvalidRequest> => {
+  const raw = parsed.options["ac"]
+  if (typeof raw !== "string") return Effect.succeed([])
+  const ids = raw.split(",").map((id) => id.trim()).filter((id) => id !== "")
+  return ids.length > 0
+    ? Effect.succeed(ids)
+    : Effect.fail(
+      new ControllerError.InvalidRequest({
+        field: "--ac",
+        reason: `${JSON.stringify(raw.slice(0, 40))} names no criterion.`,
+        fix: "Name criteria by id, comma-separated (--ac AC-001,AC-002), or leave --ac out for all of them."
+      })
+    )
+}
+
+/** `file` as typed, resolved against the directory the command runs in. */
+export const resolve = (env: Env, file: string): string => path.resolve(env.cwd, file)
 

@@ -184,22 +184,3 @@ export const logLine = (stored: EventStore.StoredEvent): string =>
     `${stored.event.actor.kind}:${visible(stored.event.actor.id)}`,
     stored.epoch === null ? "" : `epoch ${stored.epoch}`
   ].join("  ").trimEnd()
-
-/**
- * One NDJSON line of `ratchet log <task> --json`.
- *
- * @since 0.1.0
- * @category rendering
- */
-export const logRecord = (stored: EventStore.StoredEvent, encode: (event: EventStore.StoredEvent["event"]) => unknown) => ({
-  lsn: stored.lsn,
-  at: new Date(stored.event.at).toISOString(),
-  recordedAt: new Date(stored.recordedAt).toISOString(),
-  type: stored.event._tag,
-  actor: stored.event.actor,
-  epoch: stored.epoch,
-  version: stored.version,
-  branch: stored.branch,
-  operationId: stored.operationId,
-  event: encode(stored.event)
-})

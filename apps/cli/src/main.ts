@@ -8,6 +8,7 @@
 import * as path from "node:path"
 import * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
+import * as Documents from "@ratchet/controller/Documents"
 import * as Invoker from "@ratchet/controller/Invoker"
 import * as Workspace from "@ratchet/controller/Workspace"
 import * as Cause from "effect/Cause"
@@ -27,26 +28,12 @@ declare const __RATCHET_VERSION__: string | undefined
 
 const version = typeof __RATCHET_VERSION__ === "string" ? __RATCHET_VERSION__ : "0.0.0-source"
 
-const exitCodeOf: Record<ControllerError.ExitClass, number> = { unexpected: 1, invalid: 2, hold: 3, conflict: 4 }
-
 /** `RATCHET_ACTOR=kind:id`, or the login name as a user. */
 const actorOf = (command: string): Commands.Env["actor"] | Args.UsageError =>
   Either.match(Invoker.parse(process.env["RATCHET_ACTOR"]), {
     onLeft: ({ fix, reason }) => new Args.UsageError({ command, field: "RATCHET_ACTOR", reason, fix }),
     onRight: (actor) => actor
   })
-
-/** The error as a JSON value: its tag, message and fields. */
-const errorJson = (error: unknown): Record<string, unknown> => {
-  if (typeof error === "object" && error !== null) {
-    const fields: Record<string, unknown> = {}
-    for (const [key, value] of Object.entries(error)) {
-      if (key !== "stack" && key !== "cause") fields[key] = value
-    }
-    return { ...fields, _tag: (error as { _tag?: unknown })._tag ?? "Error", message: (error as { message?: unknown }).message }
-  }
-  return { _tag: "Error", message: String(error) }
-}
 
 interface Io {
   readonly json: boolean
@@ -59,7 +46,7 @@ const print = (text: string) => process.stdout.write(text.endsWith("\n") ? text 
 const fail = (io: Io, code: number, error: unknown, extra: string | null = null): number => {
   const style = Render.style(Render.colourFor(process.stderr))
   if (io.json) {
-    print(JSON.stringify({ ok: false, command: io.command, exitCode: code, error: errorJson(error) }))
+    print(JSON.stringify(Documents.failure(io.command, error, code)))
   } else {
     const tag = (error as { _tag?: unknown })?._tag
     if (tag === "@ratchet/kernel/TaskCommandHeld") {
@@ -203,14 +190,14 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   Terminal.close()
   if (Exit.isSuccess(exit)) {
     const outcome = exit.value
-    if (json && outcome.json !== null) print(JSON.stringify({ ok: outcome.exit === 0, command: spec.name, exitCode: outcome.exit, ...outcome.json }))
+    if (json && outcome.json !== null) print(JSON.stringify(Documents.success(spec.name, outcome.exit, outcome.json)))
     else if (!json && outcome.text !== null) print(outcome.text)
     return outcome.exit
   }
   const failure = Cause.failureOption(exit.cause)
   if (Option.isSome(failure)) {
     const error = failure.value
-    return fail(io, exitCodeOf[ControllerError.exitClassOf(error)], error)
+    return fail(io, Documents.exitCodeOf[ControllerError.exitClassOf(error)], error)
   }
   // A defect: a bug, not a refusal. The cause goes to stderr only when asked for.
   const defect = Cause.squash(exit.cause)

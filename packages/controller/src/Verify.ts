@@ -473,6 +473,26 @@ export const evidenceOf = (taskId: string, acs: ReadonlyArray<string>) =>
   })
 
 /**
+ * What {@link evidenceOf} shows: the episode and each criterion's evidence.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type EvidenceView = Effect.Effect.Success<ReturnType<typeof evidenceOf>>
+
+/**
+ * An evidence body as loaded: its first bytes as text, its whole size, and whether it was cut.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Body {
+  readonly text: string
+  readonly size: number
+  readonly truncated: boolean
+}
+
+/**
  * Loads an evidence body (command output, a report) by reference, at most `limit` bytes.
  *
  * @since 0.1.0
@@ -480,8 +500,30 @@ export const evidenceOf = (taskId: string, acs: ReadonlyArray<string>) =>
  */
 export const body = (ref: string, limit: number) =>
   Effect.flatMap(BlobStore.BlobStore, (blobs) =>
-    Effect.map(blobs.get(ref), (bytes) => ({
+    Effect.map(blobs.get(ref), (bytes): Body => ({
       text: new TextDecoder().decode(bytes.subarray(0, limit)),
       size: bytes.length,
       truncated: bytes.length > limit
     })))
+
+/**
+ * Every output body the evidence of `shown` refers to (stdout, stderr, reports), each loaded
+ * once by reference and at most `limit` bytes of it.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const bodiesOf = (shown: { readonly criteria: ReadonlyArray<CriterionEvidence> }, limit: number) =>
+  Effect.gen(function*() {
+    const bodies: Record<string, Body> = {}
+    for (const criterion of shown.criteria) {
+      for (const { evidence } of criterion.verdicts) {
+        for (const { record } of evidence) {
+          for (const output of record === null ? [] : Evidence.bodies(record)) {
+            if (bodies[output.ref] === undefined) bodies[output.ref] = yield* body(output.ref, limit)
+          }
+        }
+      }
+    }
+    return bodies as Readonly<Record<string, Body>>
+  })

@@ -23,6 +23,8 @@ export * as ContractFile from "./ContractFile.js"
 export * as Controller from "./Controller.js"
 /** @since 0.1.0 */
 export * as ControllerError from "./ControllerError.js"
+/** @since 0.2.0 */
+export * as Documents from "./Documents.js"
 /** @since 0.1.0 */
 export * as Episode from "./Episode.js"
 /** @since 0.1.0 */
@@ -46,6 +48,8 @@ export * as Projection from "./Projection.js"
 export * as Stats from "./Stats.js"
 /** @since 0.1.0 */
 export * as Runner from "./Runner.js"
+/** @since 0.2.0 */
+export * as Runnable from "./Runnable.js"
 /** @since 0.1.0 */
 export * as RunReport from "./RunReport.js"
 /** @since 0.1.0 */
@@ -60,6 +64,8 @@ export * as StepProcess from "./StepProcess.js"
 export * as StepScope from "./StepScope.js"
 /** @since 0.1.0 */
 export * as TaskBranch from "./TaskBranch.js"
+/** @since 0.2.0 */
+export * as TaskReads from "./TaskReads.js"
 /** @since 0.1.0 */
 export * as TaskView from "./TaskView.js"
 /** @since 0.1.0 */

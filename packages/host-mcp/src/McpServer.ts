@@ -29,13 +29,13 @@ import {
   ReadResourceRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import * as ControllerError from "@ratchet/controller/ControllerError"
+import * as Documents from "@ratchet/controller/Documents"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
-import * as Json from "./Json.js"
 import * as Resources from "./Resources.js"
 import * as Tools from "./Tools.js"
 
@@ -76,9 +76,9 @@ const orThrow = async <A>(run: Runtime.Runtime<Tools.Services>, effect: Effect.E
   const exit = await Runtime.runPromiseExit(run)(effect)
   if (Exit.isSuccess(exit)) return exit.value
   const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure)) throw new McpError(resourceErrorCode(failure.value), Json.messageOf(failure.value))
+  if (Option.isSome(failure)) throw new McpError(resourceErrorCode(failure.value), Documents.messageOf(failure.value))
   await Runtime.runPromise(run)(Effect.logError("ratchet mcp: a request failed unexpectedly", exit.cause))
-  throw new McpError(ErrorCode.InternalError, `unexpected: ${Json.messageOf(Cause.squash(exit.cause))}`)
+  throw new McpError(ErrorCode.InternalError, `unexpected: ${Documents.messageOf(Cause.squash(exit.cause))}`)
 }
 
 /**
@@ -103,7 +103,7 @@ export const make = (options: Options, runtime: Runtime.Runtime<Tools.Services>)
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: (await orThrow(runtime, Resources.list)).map((resource) => ({ ...resource })) }))
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({ contents: [{ ...(await orThrow(runtime, Resources.read(request.params.uri))) }] }))
   // A message that does not parse, a transport failure: reported on the log, never thrown.
-  server.onerror = (error) => Runtime.runFork(runtime)(Effect.logWarning(`ratchet mcp: ${Json.messageOf(error).slice(0, 500)}`))
+  server.onerror = (error) => Runtime.runFork(runtime)(Effect.logWarning(`ratchet mcp: ${Documents.messageOf(error).slice(0, 500)}`))
   return server
 }
 

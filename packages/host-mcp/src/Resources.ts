@@ -15,13 +15,11 @@
  * @since 0.1.0
  */
 import * as Controller from "@ratchet/controller/Controller"
-import * as ControllerError from "@ratchet/controller/ControllerError"
-import * as Projection from "@ratchet/controller/Projection"
+import * as Documents from "@ratchet/controller/Documents"
+import * as TaskReads from "@ratchet/controller/TaskReads"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { taskOf } from "./internal/TaskRead.js"
-import * as Json from "./Json.js"
 import { UnknownResource } from "./McpError.js"
 import type { Services } from "./Tools.js"
 
@@ -180,22 +178,16 @@ export const read = (uri: string): Effect.Effect<Content, unknown, Services> =>
     switch (part) {
       case "status": {
         const task = yield* c.status(taskId)
-        return { uri, mimeType, text: JSON.stringify(Json.success("status", 0, { task })) }
+        return { uri, mimeType, text: JSON.stringify(Documents.success("status", 0, Documents.status(task))) }
       }
       case "spec":
       case "plan": {
-        const { task } = yield* taskOf(taskId)
-        const rendered = Projection.render(task)[part === "spec" ? "spec.md" : "plan.md"]
-        if (rendered === null) {
-          const view = yield* c.status(taskId)
-          return yield* new ControllerError.InvalidRequest({ field: "uri", reason: `task ${taskId} has no ${part} yet.`, fix: view.next })
-        }
-        return { uri, mimeType, text: rendered }
+        return { uri, mimeType, text: yield* TaskReads.rendered(taskId, part) }
       }
       case "log": {
         const events = yield* c.log(taskId)
         const newest = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.takeRight(events, logLimit)))
-        return { uri, mimeType, text: newest.map((stored) => `${JSON.stringify(Json.logRecord(stored))}\n`).join("") }
+        return { uri, mimeType, text: newest.map((stored) => `${JSON.stringify(Documents.logRecord(stored))}\n`).join("") }
       }
     }
   })

@@ -23,32 +23,29 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
-import * as RunReport from "@ratchet/controller/RunReport"
+import * as Documents from "@ratchet/controller/Documents"
+import * as Runnable from "@ratchet/controller/Runnable"
+import * as TaskReads from "@ratchet/controller/TaskReads"
 import * as Verify from "@ratchet/controller/Verify"
 import type * as Event from "@ratchet/kernel/Event"
 import * as Task from "@ratchet/kernel/Task"
 import type * as BlobStore from "@ratchet/storage/BlobStore"
-import * as EventStore from "@ratchet/storage/EventStore"
+import type * as EventStore from "@ratchet/storage/EventStore"
 import type * as ReadModel from "@ratchet/storage/ReadModel"
-import * as Evidence from "@ratchet/verifier/Evidence"
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
-import { taskOf } from "./internal/TaskRead.js"
-import * as Json from "./Json.js"
 import { InvalidArguments, UnknownTool } from "./McpError.js"
 import * as RunStarter from "./RunStarter.js"
 
 /**
- * The services the tools run with: the controller of the located project and the store it works
- * over (evidence and the run's attempts are read from it directly, as the CLI does), and the
- * starter of runners.
+ * The services the tools run with: the controller of the located project, the store it works
+ * over (which the controller's reads, `Verify` and `TaskReads`, read; no tool reads it itself),
+ * and the starter of runners.
  *
  * @since 0.1.0
  * @category models
@@ -81,7 +78,7 @@ export interface Caller {
 export interface Answer {
   readonly isError: boolean
   readonly text: string
-  readonly document: Json.Document
+  readonly document: Documents.Document
 }
 
 /**
@@ -114,7 +111,7 @@ export interface Tool {
   readonly descriptor: Descriptor
   /** The `ratchet` command whose `--json` document the tool answers with (the tool's name when none does). */
   readonly command: string
-  readonly run: (args: unknown, caller: Caller) => Effect.Effect<{ readonly exitCode: number; readonly body: Json.Document }, unknown, Services>
+  readonly run: (args: unknown, caller: Caller) => Effect.Effect<{ readonly exitCode: number; readonly body: Documents.Document }, unknown, Services>
 }
 
 /** How long a string argument may be: far above anything the controller accepts, far below harm. */
@@ -198,7 +195,7 @@ const define = <A, I>(spec: {
   readonly readOnly: boolean
   readonly idempotent?: boolean
   readonly input: Schema.Schema<A, I>
-  readonly run: (args: A, caller: Caller) => Effect.Effect<{ readonly exitCode: number; readonly body: Json.Document }, unknown, Services>
+  readonly run: (args: A, caller: Caller) => Effect.Effect<{ readonly exitCode: number; readonly body: Documents.Document }, unknown, Services>
 }): Tool => {
   const inputSchema = jsonSchemaOf(spec.input)
   const decode = Schema.decodeUnknownEither(spec.input, { onExcessProperty: "error", errors: "first" })
@@ -233,7 +230,7 @@ const define = <A, I>(spec: {
   }
 }
 
-const ok = (body: Json.Document) => Effect.succeed({ exitCode: 0, body })
+const ok = (body: Documents.Document) => Effect.succeed({ exitCode: 0, body })
 
 /**
  * `file` resolved against the workspace root, refused when it (or the file a symbolic link there
@@ -292,7 +289,7 @@ export const tools: ReadonlyArray<Tool> = [
     description: "Lists this project's tasks, newest first: id, state, stage, goal, lease and next step of each (the JSON of `ratchet task list --json`).",
     readOnly: true,
     input: NoArguments,
-    run: () => Effect.flatMap(Controller.Controller, (c) => Effect.flatMap(c.listTasks, (tasks) => ok({ tasks })))
+    run: () => Effect.flatMap(Controller.Controller, (c) => Effect.flatMap(c.listTasks, (views) => ok(Documents.tasks(views))))
   }),
   define({
     name: "task_status",
@@ -302,7 +299,7 @@ export const tools: ReadonlyArray<Tool> = [
       "A task's state and stage, its brief, spec and plan revisions and digests (and which are approved), the writer lease, open blockers, the next step and every action the state allows (the JSON of `ratchet status <task> --json`). Actions marked interactive are the user's to take at a terminal.",
     readOnly: true,
     input: Schema.Struct({ taskId: TaskId }),
-    run: ({ taskId }) => Effect.flatMap(Controller.Controller, (c) => Effect.flatMap(c.status(taskId), (task) => ok({ task })))
+    run: ({ taskId }) => Effect.flatMap(Controller.Controller, (c) => Effect.flatMap(c.status(taskId), (view) => ok(Documents.status(view))))
   }),
   define({
     name: "task_gate",
@@ -317,10 +314,7 @@ export const tools: ReadonlyArray<Tool> = [
     }),
     run: ({ taskId, to }) =>
       Effect.flatMap(Controller.Controller, (c) =>
-        Effect.map(c.gate(taskId, to), (explained) => ({
-          exitCode: explained.decision === "HOLD" ? 3 : explained.decision === "FORBIDDEN" ? 2 : 0,
-          body: { ...explained }
-        })))
+        Effect.map(c.gate(taskId, to), (explained) => ({ exitCode: Documents.gateExitCode(explained), body: Documents.gate(explained) })))
   }),
   define({
     name: "task_log",
@@ -336,33 +330,10 @@ export const tools: ReadonlyArray<Tool> = [
       branch: Schema.optional(bounded(limits.id, "Read this branch (default: the task's current one)."))
     }),
     run: ({ afterLsn, branch, limit, taskId }) =>
-      Effect.gen(function*() {
-        const c = yield* Controller.Controller
-        const listed = yield* c.branches(taskId)
-        if (branch !== undefined && !listed.branches.some((b) => b.branch === branch)) {
-          return yield* new ControllerError.InvalidRequest({
-            field: "branch",
-            reason: `task ${taskId} has no branch ${JSON.stringify(branch.slice(0, 80))} (it has ${listed.branches.map((b) => b.branch).join(", ") || "main"}).`,
-            fix: "Leave branch out for the task's current branch, or name one it has."
-          })
-        }
-        const store = yield* EventStore.EventStore
-        const size = limit ?? pageLimit.default
-        const read = store.read({ streamId: taskId, branch: branch ?? listed.current, fromLsn: (afterLsn ?? 0) + 1 })
-        // One past the page tells whether there is more, without reading further.
-        const page = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(read, size + 1)))
-        const events = page.slice(0, size)
-        return {
-          exitCode: 0,
-          body: {
-            taskId,
-            branch: branch ?? listed.current,
-            events: events.map(Json.logRecord),
-            more: page.length > size,
-            nextAfterLsn: events.at(-1)?.lsn ?? afterLsn ?? null
-          }
-        }
-      })
+      Effect.map(TaskReads.logPage(taskId, { afterLsn, branch, limit: limit ?? pageLimit.default }), (page) => ({
+        exitCode: 0,
+        body: Documents.logPage(page)
+      }))
   }),
   define({
     name: "task_evidence",
@@ -379,19 +350,8 @@ export const tools: ReadonlyArray<Tool> = [
     run: ({ acs, showOutput, taskId }) =>
       Effect.gen(function*() {
         const shown = yield* Verify.evidenceOf(taskId, acs ?? [])
-        const bodies: Record<string, { readonly text: string; readonly size: number; readonly truncated: boolean }> = {}
-        if (showOutput === true) {
-          for (const criterion of shown.criteria) {
-            for (const { evidence } of criterion.verdicts) {
-              for (const { record } of evidence) {
-                for (const body of record === null ? [] : Evidence.bodies(record)) {
-                  if (bodies[body.ref] === undefined) bodies[body.ref] = yield* Verify.body(body.ref, bodyBytes)
-                }
-              }
-            }
-          }
-        }
-        return { exitCode: 0, body: { ...shown, ...(showOutput === true ? { bodies } : {}) } }
+        const bodies = showOutput === true ? yield* Verify.bodiesOf(shown, bodyBytes) : null
+        return { exitCode: 0, body: Documents.evidence(shown, bodies) }
       })
   }),
   define({
@@ -406,7 +366,7 @@ export const tools: ReadonlyArray<Tool> = [
       slug: Schema.optional(bounded(limits.id, "A short name for the task's directory under .ratchet/tasks/: 1 to 40 lowercase letters, digits and dashes (default: made from the goal)."))
     }),
     run: ({ goal, slug }, caller) =>
-      Effect.flatMap(Controller.Controller, (c) => Effect.flatMap(c.createTask({ goal, slug }, { actor: caller.actor }), (written) => ok(Json.written(written))))
+      Effect.flatMap(Controller.Controller, (c) => Effect.flatMap(c.createTask({ goal, slug }, { actor: caller.actor }), (written) => ok(Documents.written(written))))
   }),
   define({
     name: "brief_ask",
@@ -424,7 +384,7 @@ export const tools: ReadonlyArray<Tool> = [
     run: ({ blocking, taskId, text }, caller) =>
       Effect.flatMap(Controller.Controller, (c) =>
         Effect.flatMap(c.ask(taskId, { text, blocking: blocking === true }, { actor: caller.actor }), (written) =>
-          ok(Json.written(written, { questionId: written.questionId }))))
+          ok(Documents.written(written, { questionId: written.questionId }))))
   }),
   define({
     name: "brief_answer",
@@ -442,7 +402,7 @@ export const tools: ReadonlyArray<Tool> = [
     }),
     run: ({ questionId, source, taskId, text }, caller) =>
       Effect.flatMap(Controller.Controller, (c) =>
-        Effect.flatMap(c.answer(taskId, { questionId, text, source }, { actor: caller.actor }), (written) => ok(Json.written(written))))
+        Effect.flatMap(c.answer(taskId, { questionId, text, source }, { actor: caller.actor }), (written) => ok(Documents.written(written))))
   }),
   define({
     name: "spec_propose",
@@ -459,7 +419,7 @@ export const tools: ReadonlyArray<Tool> = [
       Effect.gen(function*() {
         const c = yield* Controller.Controller
         const written = yield* c.proposeSpec(taskId, yield* workspaceFile(file), { actor: caller.actor })
-        return { exitCode: 0, body: Json.written(written, { digest: written.digest, changed: written.changed }) }
+        return { exitCode: 0, body: Documents.written(written, { digest: written.digest, changed: written.changed }) }
       })
   }),
   define({
@@ -477,7 +437,7 @@ export const tools: ReadonlyArray<Tool> = [
       Effect.gen(function*() {
         const c = yield* Controller.Controller
         const written = yield* c.proposePlan(taskId, yield* workspaceFile(file), { actor: caller.actor })
-        return { exitCode: 0, body: Json.written(written, { digest: written.digest }) }
+        return { exitCode: 0, body: Documents.written(written, { digest: written.digest }) }
       })
   }),
   define({
@@ -493,19 +453,10 @@ export const tools: ReadonlyArray<Tool> = [
       Effect.gen(function*() {
         const c = yield* Controller.Controller
         // Refused here rather than in a detached runner's log, where the agent would not see it.
-        const view = yield* c.status(taskId)
-        if (view.state !== "PLAN_APPROVED" && view.state !== "RUNNING") {
-          return yield* new Task.Refused({
-            code: view.terminal ? "terminal_state" : view.state === "PAUSED" ? "task_paused" : "forbidden_transition",
-            command: "Run",
-            state: view.state,
-            reason: `a run executes a task that is PLAN_APPROVED or RUNNING; this one is ${view.state}.`,
-            action: view.next
-          })
-        }
+        yield* Effect.flatMap(c.status(taskId), Runnable.check)
         const starter = yield* RunStarter.RunStarter
         const started = yield* starter.start({ taskId, cwd: c.project.root, actor: caller.actor })
-        return { exitCode: 0, body: { detached: true, taskId, pid: started.pid, log: started.log } }
+        return { exitCode: 0, body: Documents.detachedRun(taskId, started) }
       })
   }),
   define({
@@ -515,36 +466,7 @@ export const tools: ReadonlyArray<Tool> = [
       "Where the task's run stands: the task's status (state, lease holder, blockers, next step) and, once a run has started, each step of the plan with its attempts (state, exit code or signal, duration, changed paths, the tail of its output, notes from recovery or the worker). Writes nothing.",
     readOnly: true,
     input: Schema.Struct({ taskId: TaskId }),
-    run: ({ taskId }) =>
-      Effect.gen(function*() {
-        const c = yield* Controller.Controller
-        const view = yield* c.status(taskId)
-        const { branch, task } = yield* taskOf(taskId)
-        if (task.run === null || task.plan === null) return { exitCode: 0, body: { task: view, run: null } }
-        const run = task.run
-        const attempts = RunReport.attemptsOf(yield* RunReport.runEvents(taskId, run.runId, branch), run.runId)
-        const steps = task.plan.plan.steps.map((step) => {
-          const own = attempts.filter((line) => line.stepId === step.id)
-          return {
-            stepId: step.id,
-            title: step.title,
-            kind: step.run !== undefined ? "command" : "manual",
-            status: own.at(-1)?.state ?? "not started",
-            attempts: own.map((line) => ({
-              attempt: line.attempt,
-              state: line.state,
-              exitCode: line.exit?.exitCode ?? null,
-              signal: line.exit?.signal ?? null,
-              timedOut: line.exit?.timedOut ?? false,
-              durationMs: line.exit?.durationMs ?? null,
-              changedPaths: line.exit?.changedPaths ?? [],
-              outputTail: line.exit?.outputTail ?? null,
-              notes: line.notes
-            }))
-          }
-        })
-        return { exitCode: 0, body: { task: view, run: { runId: run.runId, specDigest: run.specDigest, planDigest: run.planDigest, leaseEpoch: run.leaseEpoch, steps } } }
-      })
+    run: ({ taskId }) => Effect.map(TaskReads.runCheck(taskId), (check) => ({ exitCode: 0, body: Documents.runCheck(check) }))
   })
 ]
 
@@ -560,12 +482,11 @@ export const names: ReadonlyArray<string> = tools.map((tool) => tool.descriptor.
 const ownInvalid = new Set(["@ratchet/host-mcp/InvalidArguments", "@ratchet/host-mcp/UnknownTool", "@ratchet/host-mcp/UnknownResource"])
 
 const failed = (command: string, error: unknown): Answer => {
-  const document = Json.failure(command, error)
   const tag = (error as { readonly _tag?: unknown } | null)?._tag
   return {
     isError: true,
-    text: Json.messageOf(error),
-    document: typeof tag === "string" && ownInvalid.has(tag) ? { ...document, exitCode: Json.exitCodeOf.invalid } : document
+    text: Documents.messageOf(error),
+    document: Documents.failure(command, error, typeof tag === "string" && ownInvalid.has(tag) ? Documents.exitCodeOf.invalid : undefined)
   }
 }
 
@@ -582,7 +503,7 @@ export const call = (name: string, args: unknown, caller: Caller): Effect.Effect
   if (tool === undefined) return Effect.succeed(failed(name.slice(0, 80), new UnknownTool({ name, known: names })))
   return tool.run(args, caller).pipe(
     Effect.map(({ body, exitCode }): Answer => {
-      const document = Json.success(tool.command, exitCode, body)
+      const document = Documents.success(tool.command, exitCode, body)
       return { isError: false, text: JSON.stringify(document), document }
     }),
     Effect.catchAllCause((cause) => {

@@ -15,11 +15,6 @@ export * as Identity from "./Identity.js"
 /**
  * @since 0.1.0
  */
-export * as Json from "./Json.js"
-
-/**
- * @since 0.1.0
- */
 export * as McpError from "./McpError.js"
 
 /**

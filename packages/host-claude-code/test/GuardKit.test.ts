@@ -19,6 +19,6 @@ GuardKit.suite("claude-code adapter: the guard's bypass table", {
   adapter: ClaudeCode.adapter,
   shell: (command, cwd) => JSON.stringify({ ...bash, cwd, tool_input: { ...bash.tool_input, command } }),
   write: (file, cwd) => JSON.stringify({ ...edit, cwd, tool_input: { ...edit.tool_input, file_path: file } }),
-  judge: (event: HostEvent.HostEvent) => (event._tag === "ToolCallRequested" ? Guard.decide(event.call, GuardKit.context(event.session.cwd)) : { _tag: "Allow" }),
+  judge: (event: HostEvent.HostEvent, state) => (event._tag === "ToolCallRequested" ? Guard.decide(event.call, GuardKit.context(event.session.cwd, state)) : { _tag: "Allow" }),
   isDenial: (reply) => reply.exitCode === 0 && JSON.parse(reply.stdout).hookSpecificOutput?.permissionDecision === "deny"
 })

@@ -19,6 +19,6 @@ GuardKit.suite("codex adapter: the guard's bypass table", {
   adapter: Codex.adapter,
   shell: (command, cwd) => JSON.stringify({ ...bash, cwd, tool_input: { ...bash.tool_input, command } }),
   write: (file, cwd) => JSON.stringify({ ...patch, cwd, tool_input: { command: `*** Begin Patch\n*** Update File: ${file}\n@@\n-a\n+b\n*** End Patch\n` } }),
-  judge: (event: HostEvent.HostEvent) => (event._tag === "ToolCallRequested" ? Guard.decide(event.call, GuardKit.context(event.session.cwd)) : { _tag: "Allow" }),
+  judge: (event: HostEvent.HostEvent, state) => (event._tag === "ToolCallRequested" ? Guard.decide(event.call, GuardKit.context(event.session.cwd, state)) : { _tag: "Allow" }),
   isDenial: (reply) => reply.exitCode === 0 && JSON.parse(reply.stdout).hookSpecificOutput?.permissionDecision === "deny"
 })

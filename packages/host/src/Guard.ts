@@ -22,7 +22,15 @@
  * 4. A call that writes (a file-writing tool, or a shell command that writes) is denied unless the
  *    task is RUNNING, no other owner holds its writer lease, and every path it names is inside the
  *    workspace, inside `allowedScope` (when the spec gives one) and outside `forbiddenScope`. Paths
- *    in the system's temporary directories are not the project's and are left alone. With no task
+ *    in the system's temporary directories are not the project's and are left alone. A command
+ *    that writes anything below a directory (an archive extracted, a download saved by its URL's
+ *    name, a patch applied: `unzip -d`, `tar -C`, `curl -O`, `wget -P`, `patch -d`, `git apply`,
+ *    each the directory it runs in by default) is judged by that directory: wholly inside the scope,
+ *    not the workspace root or the home directory (they hold `.ratchet/` and the store), and
+ *    placed by the text, or denied; a link (`ln`) by what it points at, too. A script run from a
+ *    file (`python3 x.py`, `node x.js`, `sh x.sh`) writes what the text does not say: it counts as
+ *    a write anywhere, allowed only while the task is RUNNING with no other lease holder, where the
+ *    step's scope check judges what it changed. With no task
  *    in progress in the workspace there is no contract to hold the call to, and it is allowed;
  *    with several and none named, which contract applies is unknown, and it is denied.
  * 5. A destructive command (`rm -rf`, `git reset --hard`, `git push --force`, …) is asked about,
@@ -198,8 +206,14 @@ const where = (word: string, context: Context): Where => {
 
 /** Why edits wait in `state`, and what moves the task to where they are allowed. */
 const notRunning = (task: Task): Decision => {
+  const [why, fix] = waiting(task)
+  return deny(`Task ${task.taskId} is ${task.state}: ${why}`, fix)
+}
+
+/** Why edits wait in the task's state, and what moves it to where they are allowed. */
+const waiting = (task: Task): readonly [string, string] => {
   const id = task.taskId
-  const [why, fix] = ((): readonly [string, string] => {
+  return ((): readonly [string, string] => {
     switch (task.state) {
       case "INITIALIZING":
       case "INTERVIEWING":
@@ -225,7 +239,6 @@ const notRunning = (task: Task): Decision => {
         return ["", ""]
     }
   })()
-  return deny(`Task ${id} is ${task.state}: ${why}`, fix)
 }
 
 /** The scope rule for one workspace path of a writing call. */
@@ -256,14 +269,74 @@ const storeWrite = (tool: string, paths: ReadonlyArray<string>, context: Context
   return null
 }
 
-/** The write rules (2 and 4) for the paths a call writes; `unknown` when it writes elsewhere too. */
-const writes = (tool: string, paths: ReadonlyArray<string>, unknown: boolean, context: Context): Decision => {
-  const own = storeWrite(tool, paths, context)
+/** Rule 2 for the directories a call writes anything below: none is, or holds, Ratchet's own. */
+const storeTree = (tool: string, trees: ReadonlyArray<string>, context: Context): Decision | null => {
+  for (const word of trees) {
+    const place = where(word, context)
+    // The workspace's root holds `.ratchet/`: what is unpacked there may replace it.
+    if (place._tag !== "Store" && !(place._tag === "Workspace" && place.relative === ".")) continue
+    return deny(
+      `${tool} would write anything below ${word.slice(0, 200)} (what an archive, a download or a patch holds, or what a link to it reaches), and that holds Ratchet's own files (the runtime store under the home directory, or .ratchet/); only Ratchet writes there.`,
+      "Name a directory inside the task's scope (unzip -d src/x, tar -C src/x, curl -o src/x/file, patch -d src/x), or edit the files with the edit tools."
+    )
+  }
+  return null
+}
+
+/** A name no scope pattern spells: a directory's tree is in scope when the scope covers any file below it. */
+const probe = "ratchet~any~file"
+
+/** Whether a scope pattern names something below `dir` (its text before any wildcard starts there). */
+const names = (dir: string, pattern: string): boolean => {
+  const fixed = pattern.replace(/^\.\//, "").split(/[*?[{]/)[0]!
+  return dir === "." || fixed.startsWith(`${dir}/`)
+}
+
+/**
+ * Rule 4 for a directory a call writes anything below: it must be placed, inside the workspace,
+ * wholly inside `allowedScope` and clear of `forbiddenScope`.
+ */
+const treeOutOfScope = (tool: string, task: Task, place: Where, context: Context): Decision | null => {
+  const instead = "Name a directory inside the scope (unzip -d src/x, tar -C src/x, curl -o src/x/file, patch -d src/x), or run it as a plan step, where the step's scope check sees what it changed."
+  switch (place._tag) {
+    case "Temporary":
+    case "Store":
+      return null
+    case "Unknown":
+      return deny(
+        `${tool} writes anything below ${place.shown.slice(0, 200)}, a place Ratchet cannot resolve from its text, so it may write anywhere, outside task ${task.taskId}'s scope or into Ratchet's store.`,
+        instead
+      )
+    case "Outside":
+      return deny(`${tool} writes anything below ${place.shown.slice(0, 200)}, outside the workspace ${context.root}.`, instead)
+    case "Workspace": {
+      const dir = place.relative
+      const file = dir === "." ? `${probe}/${probe}` : `${dir}/${probe}/${probe}`
+      const forbidden = task.forbiddenScope.find((pattern) => Scope.matches(pattern, file) || names(dir, pattern))
+      if (forbidden !== undefined) return deny(`${tool} writes anything below ${dir}, which holds the forbidden scope of task ${task.taskId} (${forbidden}).`, instead)
+      if (task.allowedScope.length > 0 && !task.allowedScope.some((pattern) => Scope.matches(pattern, file))) {
+        return deny(
+          `${tool} writes anything below ${dir} (what an archive, a download or a patch holds, or what a link to it reaches, is not in the command), and that is not wholly inside the allowed scope of task ${task.taskId} (${task.allowedScope.join(", ")}).`,
+          instead
+        )
+      }
+      return null
+    }
+  }
+}
+
+/**
+ * The write rules (2 and 4) for the paths a call writes and the directories it writes anything
+ * below (`trees`); `unknown` when it writes elsewhere too.
+ */
+const writes = (tool: string, paths: ReadonlyArray<string>, unknown: boolean, context: Context, trees: ReadonlyArray<string> = []): Decision => {
+  const own = storeWrite(tool, paths, context) ?? storeTree(tool, trees, context)
   if (own !== null) return own
   const places = paths.map((word) => where(word, context))
   const task = context.task
   const project = places.filter((place) => place._tag !== "Temporary")
-  if (project.length === 0 && !unknown) return allow
+  const below = trees.map((word) => where(word, context)).filter((place) => place._tag !== "Temporary")
+  if (project.length === 0 && below.length === 0 && !unknown) return allow
   if (task === null) {
     return context.ambiguous.length === 0 ? allow : deny(
       `several tasks are in progress in this workspace (${context.ambiguous.join(", ")}), so it is not clear which contract this write is held to.`,
@@ -276,6 +349,10 @@ const writes = (tool: string, paths: ReadonlyArray<string>, unknown: boolean, co
       `Task ${task.taskId}'s writer lease is held by ${task.leaseHolder}; this session is an observer and may not write.`,
       `Wait until that holder finishes or releases the lease (ratchet lease ${task.taskId} shows it).`
     )
+  }
+  for (const place of below) {
+    const refused = treeOutOfScope(tool, task, place, context)
+    if (refused !== null) return refused
   }
   for (const place of project) {
     // A path the text does not resolve (`$OUT/x`) is judged after the step by the scope check.
@@ -340,6 +417,32 @@ const unreadable = (why: string, context: Context): Decision => {
 }
 
 /**
+ * Rule 4 for a script run from a file (`python3 x.py`, `node x.js`, `sh x.sh`): what it writes is
+ * not in the text, so it counts as a write anywhere — allowed only where such a write is (the task
+ * RUNNING, no other lease holder), and then judged by the scope check after the step. A command
+ * that names the store was denied before (rule 2).
+ */
+const scriptRun = (script: string, context: Context): Decision | null => {
+  const task = context.task
+  const why = `\`${script.slice(0, 200)}\` runs a script from a file; Ratchet cannot see what it writes, so it counts as writing anywhere`
+  const instead = "Run the script as a plan step (the runner runs it, and the step's scope check sees what it changed), or ask the user to run it in their own terminal."
+  if (task === null) {
+    return context.ambiguous.length === 0 ? null : deny(
+      `${why}, and several tasks are in progress in this workspace (${context.ambiguous.join(", ")}), so it is not clear which contract it is held to.`,
+      "Set RATCHET_TASK=<task id> in the agent's environment to name the task it works on."
+    )
+  }
+  if (task.state !== "RUNNING") {
+    const [state, fix] = waiting(task)
+    return deny(`${why}; task ${task.taskId} is ${task.state}: ${state}`, `${fix} ${instead}`)
+  }
+  if (task.leaseHolder !== null) {
+    return deny(`${why}; task ${task.taskId}'s writer lease is held by ${task.leaseHolder}, so this session is an observer and may not write.`, instead)
+  }
+  return null
+}
+
+/**
  * Judges one tool call.
  *
  * @since 0.1.0
@@ -376,11 +479,17 @@ export const decide = (call: HostEvent.ToolCall, context: Context): Decision => 
             "Use the ratchet commands instead (ratchet status, ratchet log, …); the projections in .ratchet/ are rewritten from the store, and reading them with cat or ls is allowed."
           )
       }
-      const own = storeWrite("The command", shell.writes.paths, context)
+      const own = storeWrite("The command", shell.writes.paths, context) ?? storeTree("The command", shell.trees, context)
       if (own !== null) return own
       const why = shell.opaque[0]
       if (why !== undefined) return unreadable(why, context)
-      const judged = shell.writes.paths.length > 0 || shell.writes.unknown ? writes("The command", shell.writes.paths, shell.writes.unknown, context) : allow
+      const script = shell.scripts[0]
+      if (script !== undefined) {
+        const refused = scriptRun(script, context)
+        if (refused !== null) return refused
+      }
+      const writing = shell.writes.paths.length > 0 || shell.writes.unknown || shell.trees.length > 0
+      const judged = writing ? writes("The command", shell.writes.paths, shell.writes.unknown, context, shell.trees) : allow
       if (judged._tag !== "Allow") return judged
       if (shell.destructive.length > 0) return { _tag: "Ask", reason: `${shell.destructive[0]!.slice(0, 300)}. Allow it?` }
       return allow

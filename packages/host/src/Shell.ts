@@ -87,6 +87,19 @@ export interface Classification {
   readonly touches: ReadonlyArray<string>
   /** The program of every simple command, wrappers (`sudo`, `env`, …) looked through. */
   readonly programs: ReadonlyArray<string>
+  /**
+   * The directories it writes anything below, relative ones from where the line `cd`s: where an
+   * archive is extracted (`unzip -d`, `tar -C`, else the directory it runs in), a download is saved
+   * (`curl -O`, `wget -P`), a patch is applied (`patch -d`, `git apply`), and what a link points at
+   * (a write through the link lands there). A tree the text cannot place is a word with a
+   * substitution in it (`$(the repository's top level)` for `git am`).
+   */
+  readonly trees: ReadonlyArray<string>
+  /**
+   * The scripts it runs from files (`python3 x.py`, `node x.js`, `sh x.sh`, `perl x.pl`, …): what
+   * they write is not in the text, so each counts as a write anywhere.
+   */
+  readonly scripts: ReadonlyArray<string>
 }
 
 /** How much of a command is read as a shell reads it; a longer command is opaque. */
@@ -200,6 +213,9 @@ export const classify = (command: string): Classification => {
       // A word with a substitution in it (`$(pwd)/x`, `{}` of find) names a place the text does not.
       const effects = Programs.effectsOf(operands.map((word) => (word.computed && !word.text.includes("$") ? `$(…)${word.text}` : word.text)))
       for (const target of effects.paths) reading.write(target, line)
+      for (const target of effects.trees ?? []) reading.tree(target, line)
+      // Fed its operands (`xargs ln -s`), what it unpacks or links is not in the text.
+      if (judging.fed && (effects.trees ?? []).length > 0) reading.tree("$(operands it is fed)", line)
       reading.state.unknown ||= effects.unknown || (judging.fed && (effects.paths.length > 0 || Programs.operandWriters.has(program)))
       reading.destructive.push(...effects.destructive)
       if (program === "cd" || program === "pushd") {
@@ -355,6 +371,8 @@ export const classify = (command: string): Classification => {
     destructive: reading.destructive,
     opaque: reading.opaque,
     touches: [...reading.touches],
-    programs: reading.programs
+    programs: reading.programs,
+    trees: reading.trees,
+    scripts: reading.scripts
   }
 }

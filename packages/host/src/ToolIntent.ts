@@ -4,7 +4,8 @@
  * While a manual step awaits its worker, every side-effecting call of the worker's session opens an
  * intent before it runs (see the controller's `HostSession`). A call is side-effecting when it
  * writes: a file-writing tool, or a shell command that writes named paths, writes somewhere the
- * text does not say (`git reset --hard`, `tar -x`), is destructive, or cannot be read completely
+ * text does not say (`git reset --hard`), writes below a directory (`tar -x`, `unzip`, `patch`), runs a
+ * script from a file, is destructive, or cannot be read completely
  * (it runs programs from text Ratchet cannot see). Reads, searches and commands
  * that name no write (a test run, `ratchet step done` itself) are not: recording them would make
  * every look around an intent a crash could leave undecided.
@@ -30,7 +31,9 @@ export const isSideEffect = (call: HostEvent.ToolCall): boolean => {
     case "Shell": {
       const shell = Shell.classify(call.action.command)
       // A command Ratchet cannot read completely may write anything.
-      return shell.writes.paths.length > 0 || shell.writes.unknown || shell.destructive.length > 0 || shell.opaque.length > 0
+      // A script run from a file, an archive unpacked, a link made: they write what the text does not list.
+      return shell.writes.paths.length > 0 || shell.writes.unknown || shell.trees.length > 0 || shell.scripts.length > 0 || shell.destructive.length > 0 ||
+        shell.opaque.length > 0
     }
   }
 }

@@ -381,9 +381,6 @@ describe("Shell.classify: writes", () => {
     ["git -C /w mv a b", ["a", "b"], false],
     ["git reset --hard HEAD~1", [], true],
     ["git checkout -- .", [], true],
-    ["git apply fix.patch", [], true],
-    ["patch -p1 < fix.patch", [], true],
-    ["tar -xzf dist.tgz", [], true],
     ["sudo tee /etc/hosts < hosts", ["/etc/hosts"], false],
     ["bash -c 'echo x > inner.txt'", ["inner.txt"], false],
     ["echo $(touch made.txt)", ["made.txt"], false],
@@ -398,6 +395,72 @@ describe("Shell.classify: writes", () => {
   for (const [command, paths, unknown] of cases) {
     it(`${JSON.stringify(command)} writes ${JSON.stringify(paths)}${unknown ? " and more" : ""}`, () => {
       expect(Shell.classify(command).writes).toEqual({ paths, unknown })
+    })
+  }
+
+  // Written by hand: what extractors, downloaders, patchers and links write below (relative to where the line runs).
+  const trees: ReadonlyArray<readonly [string, ReadonlyArray<string>, ReadonlyArray<string>]> = [
+    ["unzip -o /tmp/a.zip -d ~", [], ["~"]],
+    ["unzip a.zip", [], ["."]],
+    ["unzip -qd src/vendor a.zip", [], ["src/vendor"]],
+    ["unzip -l a.zip", [], []],
+    ["tar -xf /tmp/a.tar -C ..", [], [".."]],
+    ["tar -xzf dist.tgz", [], ["."]],
+    ["tar xf a.tar --directory=src/x", [], ["src/x"]],
+    ["tar -xPf a.tar", [], ["/"]],
+    ["tar -tzf dist.tgz", [], []],
+    ["cd src && tar -xf /tmp/a.tar", [], ["src/."]],
+    ["curl -o README.md https://example.com/x", ["README.md"], []],
+    ["curl -sSLo src/x.json https://example.com/x", ["src/x.json"], []],
+    ["curl -O https://example.com/x.tgz", [], ["."]],
+    ["curl -K /tmp/opts https://example.com", [], ["$(curl's options from a file)"]],
+    ["curl -s https://example.com | jq .", [], []],
+    ["wget -O README.md https://example.com/x", ["README.md"], []],
+    ["wget -qO- https://example.com/x", [], []],
+    ["wget -P src/vendor https://example.com/x", [], ["src/vendor"]],
+    ["wget https://example.com/x", [], ["."]],
+    ["git apply /tmp/p.diff", [], ["."]],
+    ["git -C src apply /tmp/p.diff", [], ["src"]],
+    ["git apply --check /tmp/p.diff", [], []],
+    ["git am /tmp/p.mbox", [], ["$(the repository's top level)"]],
+    ["patch -p1 < /tmp/p.diff", [], ["."]],
+    ["patch -d src -p1 -i /tmp/p.diff", [], ["src"]],
+    ["patch src/a.ts /tmp/p.diff", ["src/a.ts"], []],
+    ["patch --dry-run -p1 < /tmp/p.diff", [], []],
+    ["ln -s .. src/up", ["src/up"], [".", "src"]],
+    ["ln -s ../a b", ["b"], ["../a", "a"]],
+    ["ln -s /etc/passwd src/p", ["src/p"], ["/etc/passwd"]],
+    ["ln README.md src/r", ["src/r"], ["README.md"]],
+    ["ln -s -t src a.ts", ["src"], ["src/a.ts"]]
+  ]
+  for (const [command, paths, below] of trees) {
+    it(`${JSON.stringify(command)} writes ${JSON.stringify(paths)} and anything below ${JSON.stringify(below)}`, () => {
+      const shell = Shell.classify(command)
+      expect(shell.writes).toEqual({ paths, unknown: false })
+      expect(shell.trees).toEqual(below)
+    })
+  }
+
+  // Written by hand: scripts run from files, whose writes the text does not say.
+  const scripts: ReadonlyArray<readonly [string, boolean]> = [
+    ["python3 /tmp/x.py", true],
+    ["node /tmp/x.js", true],
+    ["sh /tmp/x.sh", true],
+    ["bash x.sh", true],
+    ["perl x.pl", true],
+    ["ruby x.rb", true],
+    ["deno run x.ts", true],
+    ["bun x.ts", true],
+    ["npx tsx scripts/x.ts", true],
+    ["sudo python3 x.py", true],
+    ["bun install", false],
+    ["python3 -m pytest -q", false],
+    ["node --version", false],
+    ["npm test", false]
+  ]
+  for (const [command, runs] of scripts) {
+    it(`${JSON.stringify(command)} ${runs ? "runs a script from a file" : "runs no script from a file"}`, () => {
+      expect(Shell.classify(command).scripts.length > 0).toBe(runs)
     })
   }
 

@@ -4,7 +4,8 @@
  * hand, each replayed through the adapter's own payload shape, decoded, judged and answered — every
  * one must be a denial, on every host (Claude Code can ask; these are never asked, they are
  * denied). Beside it, ordinary commands an agent runs all day, which must stay allowed while the
- * task is RUNNING and the call inside its scope; and working directories the host may report that
+ * task is RUNNING and the call inside its scope; scripts run from files, denied unless the task is
+ * RUNNING (what they write is not in the text); and working directories the host may report that
  * the guard must not trust.
  *
  * ```ts
@@ -12,7 +13,7 @@
  *   adapter: MyHost.adapter,
  *   shell: (command, cwd) => payloadWithCommand(command, cwd),
  *   write: (file, cwd) => payloadWritingFile(file, cwd),
- *   judge: (event) => event._tag === "ToolCallRequested" ? Guard.decide(event.call, GuardKit.context(event.session.cwd)) : { _tag: "Allow" }
+ *   judge: (event, state) => event._tag === "ToolCallRequested" ? Guard.decide(event.call, GuardKit.context(event.session.cwd, state)) : { _tag: "Allow" }
  * })
  * ```
  *
@@ -44,20 +45,30 @@ export const world = {
 } as const
 
 /**
- * The guard's context for {@link world}, with the working directory the host reported.
+ * The guard's context for {@link world}, with the working directory the host reported (and the
+ * task's state, RUNNING unless given).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const context = (cwd: string) => ({
+export const context = (cwd: string, state: KitState = "RUNNING") => ({
   root: world.root,
   cwd,
   storeDirectory: world.store,
   home: world.home,
   temporary: ["/tmp"],
-  task: { taskId: world.taskId, state: "RUNNING" as const, allowedScope: world.allowedScope, forbiddenScope: [], leaseHolder: null },
+  task: { taskId: world.taskId, state, allowedScope: world.allowedScope, forbiddenScope: [], leaseHolder: null },
   ambiguous: []
 })
+
+/**
+ * The states of {@link world}'s task the table judges in: RUNNING, and those in which nothing may
+ * be written.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type KitState = "RUNNING" | "PLAN_APPROVED" | "VERIFYING" | "PAUSED"
 
 /** 80 KB of words: more than the guard reads of a command as a shell does. */
 const padding = `true ${"x ".repeat(40_000)}`
@@ -151,7 +162,55 @@ export const denied: ReadonlyArray<readonly [string, string]> = [
   ["python3 removing the store", `python3 -c 'import shutil; shutil.rmtree("${world.store}")'`],
   ["a write outside the scope after cd /", `(cd / && touch ${world.root}/README.md)`],
   ["a write outside the scope through the parent", "cd .. && echo hi > project/README.md"],
-  ["a write outside the scope through $HOME", "echo hi > $HOME/project/README.md"]
+  ["a write outside the scope through $HOME", "echo hi > $HOME/project/README.md"],
+  // writes whose targets are options or the directory they run in
+  ["unzip into the home directory, which holds the store", "unzip -o /tmp/a.zip -d ~"],
+  ["unzip into the workspace root", "unzip -o /tmp/a.zip"],
+  ["tar -x into the parent", "tar -xf /tmp/a.tar -C .."],
+  ["tar -x into a computed directory", "tar -xf /tmp/a.tar -C \"$OUT\""],
+  ["tar -x with absolute names", "tar -xPf /tmp/a.tar"],
+  ["curl -o outside the scope", "curl -o README.md https://example.com/x"],
+  ["curl -O at the root", "curl -O https://example.com/x"],
+  ["curl with options from a file", "curl -K /tmp/opts https://example.com/x"],
+  ["wget -O outside the scope", "wget -O README.md https://example.com/x"],
+  ["wget at the root", "wget https://example.com/x"],
+  ["git apply at the root", "git apply /tmp/p.diff"],
+  ["git am", "git am /tmp/p.mbox"],
+  ["patch at the root", "patch -p1 < /tmp/p.diff"],
+  ["patch -d outside the scope", "patch -d .. -p1 < /tmp/p.diff"],
+  ["xargs feeding unzip", "ls /tmp/*.zip | xargs -n1 unzip -d src/vendor"],
+  // links out of the scope
+  ["a symbolic link up out of the scope", "ln -s .. src/up"],
+  ["a symbolic link, then a write through it", "ln -s .. src/up && echo x > src/up/README.md"],
+  ["a symbolic link to the store", `ln -s ${world.store} src/store`],
+  ["a symbolic link outside the workspace", "ln -sf /etc src/etc"],
+  ["a hard link to a file outside the scope", "ln README.md src/readme.md"],
+  ["a link made outside the scope", "ln -s src/a.ts README.md"],
+  // scripts run from files, handed the store
+  ["a Python script handed the store", `python3 /tmp/x.py ${world.store}/ratchet.db`],
+  ["a node script handed $RATCHET_HOME", "node /tmp/x.js \"$RATCHET_HOME\""],
+  ["a shell script handed the store", "sh /tmp/x.sh ~/.ratchet"]
+]
+
+/**
+ * Scripts run from files (their writes are not in the text), each with the state of
+ * {@link world}'s task in which the guard must deny them: they count as writes anywhere, allowed
+ * only while the task is RUNNING (written by hand).
+ *
+ * @since 0.1.0
+ * @category tables
+ */
+export const deniedOutsideRunning: ReadonlyArray<readonly [string, KitState, string]> = [
+  ["python3 with a script file", "PLAN_APPROVED", "python3 /tmp/x.py"],
+  ["node with a script file", "VERIFYING", "node /tmp/x.js"],
+  ["sh with a script file", "PAUSED", "sh /tmp/x.sh"],
+  ["bash with a script in the scope", "PLAN_APPROVED", "bash src/x.sh"],
+  ["perl with a script file", "VERIFYING", "perl /tmp/x.pl"],
+  ["ruby with a script file", "PAUSED", "ruby /tmp/x.rb"],
+  ["deno run", "VERIFYING", "deno run -A /tmp/x.ts"],
+  ["a script behind a wrapper", "PLAN_APPROVED", "timeout 60 python3 /tmp/x.py"],
+  ["python3 -c", "RUNNING", "python3 -c 'open(\"README.md\", \"w\").write(\"x\")'"],
+  ["node -e", "RUNNING", "node -e 'require(\"fs\").writeFileSync(\"README.md\", \"x\")'"]
 ]
 
 /**
@@ -192,7 +251,21 @@ export const allowed: ReadonlyArray<string> = [
   "ratchet log T",
   "ratchet gate T",
   "ratchet evidence T",
-  "ratchet --help"
+  "ratchet --help",
+  "unzip -o /tmp/a.zip -d src/vendor",
+  "tar -xzf /tmp/a.tgz -C test/fixtures",
+  "cd src && tar -xf /tmp/a.tar",
+  "curl -sSLo test/fixtures/x.json https://example.com/x",
+  "curl -s https://example.com/x | jq .",
+  "wget -P test/fixtures https://example.com/x",
+  "wget -qO- https://example.com/x",
+  "git -C src apply /tmp/p.diff",
+  "git apply --check /tmp/p.diff",
+  "patch -d src -p1 < /tmp/p.diff",
+  "ln -s a.ts src/b.ts",
+  "python3 /tmp/x.py",
+  "bash scripts/check.sh",
+  "node /tmp/x.js src"
 ]
 
 /**
@@ -221,8 +294,8 @@ export interface Options<E extends HostKit.KitEvent = HostKit.KitEvent> {
   readonly shell: (command: string, cwd: string) => string
   /** The host's payload for its file-writing tool writing `file` (as the host names it), reported in `cwd`. */
   readonly write: (file: string, cwd: string) => string
-  /** The guard's decision about a decoded event, in {@link world} (see {@link context}). */
-  readonly judge: (event: E) => HostKit.KitDecision
+  /** The guard's decision about a decoded event, in {@link world} with its task in `state` (see {@link context}). */
+  readonly judge: (event: E, state: KitState) => HostKit.KitDecision
   /**
    * Whether the host's answer is its denial of the call (Claude Code and Codex: a PreToolUse
    * `permissionDecision: "deny"`); by default, any answer that is not the silent allow.
@@ -238,16 +311,16 @@ export interface Options<E extends HostKit.KitEvent = HostKit.KitEvent> {
  */
 export const suite = <E extends HostKit.KitEvent>(name: string, options: Options<E>): void => {
   const { adapter } = options
-  const answer = (raw: string) => {
+  const answer = (raw: string, state: KitState = "RUNNING") => {
     const decoded = Effect.runSync(Effect.either(adapter.decode(raw)))
     if (Either.isLeft(decoded)) throw new Error(`the payload does not decode: ${decoded.left.message}`)
     const event = decoded.right
     expect(event._tag).toBe("ToolCallRequested")
-    const decision = options.judge(event)
+    const decision = options.judge(event, state)
     return { decision, reply: adapter.reply(event, decision) }
   }
-  const deniedReply = (raw: string, what: string) => {
-    const { decision, reply } = answer(raw)
+  const deniedReply = (raw: string, what: string, state: KitState = "RUNNING") => {
+    const { decision, reply } = answer(raw, state)
     expect(decision._tag, what).toBe("Deny")
     if (decision._tag !== "Deny") return
     // The reason reaches the host, as text or inside its JSON answer.
@@ -266,6 +339,11 @@ export const suite = <E extends HostKit.KitEvent>(name: string, options: Options
     describe("denies every wrapper and padding form while the task is RUNNING", () => {
       for (const [what, command] of denied) {
         it(what, () => deniedReply(options.shell(command, world.root), what))
+      }
+    })
+    describe("denies scripts run from files unless the task is RUNNING, and code given as text always", () => {
+      for (const [what, state, command] of deniedOutsideRunning) {
+        it(`${what} while ${state}`, () => deniedReply(options.shell(command, world.root), what, state))
       }
     })
     describe("allows what an agent runs all day, inside the scope", () => {

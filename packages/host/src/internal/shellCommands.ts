@@ -28,8 +28,8 @@ const deleters = new Set(["rm", "rmdir", "unlink", "shred"])
 const informational = new Set(["--version", "-V", "-v", "--help", "-h", "-help", "-version", "--test"])
 
 /**
- * A shell: its `-c` text is read as a command line, its script operand is a file it runs (judged
- * like any program), a here-document it is fed is read when literal; otherwise it reads commands
+ * A shell: its `-c` text is read as a command line, its script operand is a script whose writes
+ * are unknown, a here-document it is fed is read when literal; otherwise it reads commands
  * from standard input, which Ratchet cannot see.
  */
 const shell = (program: string, words: ReadonlyArray<Syntax.Word>, start: number, site: Site): void => {
@@ -57,6 +57,7 @@ const shell = (program: string, words: ReadonlyArray<Syntax.Word>, start: number
   if (operand !== undefined && operand.text !== "-" && !options.some((option) => option.name === "-s" || option.name === "-i")) {
     if (Programs.isDynamic(operand)) reading.cannotRead(all, "runs a shell script from a computed file, which Ratchet cannot see")
     else if (reading.wrote(operand, line)) reading.cannotRead(all, "runs a script this command line writes, which Ratchet does not read")
+    else reading.script(all)
     return
   }
   if (simple.inputs.length > 0 && !stdin) {
@@ -74,7 +75,8 @@ const shell = (program: string, words: ReadonlyArray<Syntax.Word>, start: number
 
 /**
  * An interpreter: code given as text or fed on standard input is beyond reading; a script file is
- * a program (and `node …/ratchet.mjs` is `ratchet`); a module by name is a program.
+ * a script whose writes are unknown (and `node …/ratchet.mjs` is `ratchet`); a module by name is a
+ * program.
  */
 const interpreted = (program: string, interpreter: Programs.Interpreter, words: ReadonlyArray<Syntax.Word>, start: number, site: Site): void => {
   const { reading, simple, line, judging } = site
@@ -85,6 +87,7 @@ const interpreted = (program: string, interpreter: Programs.Interpreter, words: 
   if (program === "deno") {
     const sub = args.find((word) => !word.text.startsWith("-"))
     if (sub === undefined || sub.text === "eval" || sub.text === "repl") reading.cannotRead(all, "runs code given as text or read from standard input, which Ratchet does not read")
+    else if (["run", "test", "bench", "serve", "task", "x"].includes(sub.text) || /[./]/.test(sub.text)) reading.script(all)
     return
   }
   const { options, index } = Programs.readOptions(words, start + 1, interpreter.valued)
@@ -104,6 +107,8 @@ const interpreted = (program: string, interpreter: Programs.Interpreter, words: 
       reading.programs.push("ratchet")
     } else if (Programs.isDynamic(operand)) reading.cannotRead(all, "runs a script from a computed file, which Ratchet cannot see")
     else if (reading.wrote(operand, line)) reading.cannotRead(all, "runs a script this command line writes, which Ratchet does not read")
+    // `bun install` runs the package manager; `bun x.ts` a script.
+    else if (program !== "bun" || /[./]/.test(operand.text)) reading.script(all)
     return
   }
   if (stdin || simple.inputs.length > 0 || operand !== undefined || !options.some((option) => informational.has(option.name))) {

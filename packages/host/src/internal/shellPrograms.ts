@@ -10,6 +10,7 @@
  * @internal
  */
 import type { Word } from "./shellSyntax.js"
+import * as Targets from "./shellTargets.js"
 
 /** The last path segment of a word: the program `/usr/bin/env` runs is `env`. */
 export const basename = (word: string): string => word.slice(word.lastIndexOf("/") + 1)
@@ -397,6 +398,8 @@ export interface Effects {
   readonly paths: ReadonlyArray<string>
   readonly unknown: boolean
   readonly destructive: ReadonlyArray<string>
+  /** Directories it writes anything below (an archive extracted, a download, a patch, a link's target). */
+  readonly trees?: ReadonlyArray<string>
 }
 
 const none: Effects = { paths: [], unknown: false, destructive: [] }
@@ -459,6 +462,8 @@ export const effectsOf = (words: ReadonlyArray<string>): Effects => {
   const program = words[0] === undefined ? "" : basename(words[0])
   const args = words.slice(1)
   const text = words.join(" ")
+  const targets = Targets.targetsOf(program, args)
+  if (targets !== null) return { paths: targets.paths, unknown: false, destructive: [], trees: targets.trees }
   switch (program) {
     case "rm":
     case "rmdir":
@@ -471,7 +476,6 @@ export const effectsOf = (words: ReadonlyArray<string>): Effects => {
     case "mv":
       return { paths: operands(args), unknown: false, destructive: [] }
     case "cp":
-    case "ln":
     case "install":
     case "rsync": {
       const targets = operands(args)
@@ -511,11 +515,6 @@ export const effectsOf = (words: ReadonlyArray<string>): Effects => {
       const rest = operands(args.filter((_, index) => !(index > 0 && ["-e", "--expression", "-f"].includes(args[index - 1]!))))
       return { paths: scripted ? rest : rest.slice(1), unknown: writesFiles, destructive: [] }
     }
-    case "patch":
-    case "unzip":
-      return { paths: [], unknown: true, destructive: [] }
-    case "tar":
-      return args.some((word) => /^-?[A-Za-z]*x/.test(word) || word === "--extract") ? { paths: [], unknown: true, destructive: [] } : none
     case "mkfs":
     case "fdisk":
     case "wipefs":
@@ -533,7 +532,11 @@ export const gitValued: ReadonlySet<string> = set("-C", "-c", "--git-dir", "--wo
 
 const gitEffects = (all: ReadonlyArray<string>, text: string): Effects => {
   let index = 0
-  while (index < all.length && all[index]!.startsWith("-")) index += gitValued.has(all[index]!) ? 2 : 1
+  const dirs: Array<string> = []
+  while (index < all.length && all[index]!.startsWith("-")) {
+    if (all[index] === "-C" && all[index + 1] !== undefined) dirs.push(all[index + 1]!)
+    index += gitValued.has(all[index]!) ? 2 : 1
+  }
   const subcommand = all[index]
   const args = all.slice(index + 1)
   switch (subcommand) {
@@ -568,7 +571,10 @@ const gitEffects = (all: ReadonlyArray<string>, text: string): Effects => {
     case "mv":
       return { paths: operands(args), unknown: false, destructive: [] }
     case "apply":
-    case "am":
+    case "am": {
+      const targets = Targets.git(dirs, subcommand, args)
+      return { paths: targets.paths, unknown: false, destructive: [], trees: targets.trees }
+    }
     case "merge":
     case "rebase":
     case "pull":

@@ -70,6 +70,8 @@ export const makeReading = () => {
   const opaque: Array<string> = []
   const touches = new Set<string>()
   const programs: Array<string> = []
+  const trees: Array<string> = []
+  const scripts: Array<string> = []
   const state = { unknown: false }
   const act = (found: Programs.Act, text: string) => {
     if (personOnly.length < kept) personOnly.push({ act: found, text: shown(text) })
@@ -81,6 +83,8 @@ export const makeReading = () => {
     opaque,
     touches,
     programs,
+    trees,
+    scripts,
     state,
     act,
     /** A part of the command Ratchet cannot read, and why. */
@@ -106,6 +110,14 @@ export const makeReading = () => {
       const file = relativeTo(line)(target)
       paths.push(file)
       line.written.add(path.posix.normalize(file))
+    },
+    /** A directory the line writes anything below, relative to where it has `cd`'d. */
+    tree: (target: string, line: Line) => {
+      trees.push(relativeTo(line)(target))
+    },
+    /** A script run from a file: what it writes is unknown. */
+    script: (text: string) => {
+      if (scripts.length < kept) scripts.push(shown(text))
     },
     /** Whether a word names a file this line has written (to run it is to run what the text does not show). */
     wrote: (word: Syntax.Word, line: Line): boolean => !word.computed && line.written.has(path.posix.normalize(relativeTo(line)(word.text)))

@@ -765,8 +765,8 @@ export const make: Effect.Effect<
       }
     })
 
-  /** Whom the project trusts now, as the store recorded it (the authority every gate is given). */
-  const authority = ProjectApprovers.authority(projectId).pipe(Effect.provideService(EventStore.EventStore, store))
+  /** Whom the project trusts now (the authority every gate is given; it fails closed on a tripped approvers file). */
+  const authority = ProjectApprovers.authority(projectId, project.root).pipe(Effect.provideService(EventStore.EventStore, store))
 
   const personOf = Signed.personOf
 

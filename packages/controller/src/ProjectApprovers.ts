@@ -93,8 +93,8 @@ export const recorded = (
   })
 
 /**
- * Whom the project trusts, as the store recorded it, with no regard to the committed file. Gates
- * use {@link authority}; this is for {@link tripwire}'s callers that already hold a verdict on it.
+ * Whom the store's chain trusts, not checked against the committed file: gates take
+ * {@link authority}, which is this only while {@link tripwire} finds nothing.
  *
  * @since 0.2.0
  * @category constructors

@@ -246,7 +246,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     usage: "ratchet approver list [--write]",
     summary: "List whom this project's store trusts to approve, and how .ratchet/approvers.json stands",
     description:
-      "The store's chain is the authority; the committed file is how other checkouts learn it. Says when the file is missing, behind, ahead (trust it: ratchet approver trust) or diverged (edited: restore it). --write writes the store's chain to the file.",
+      "The store's chain is the authority; the committed file is how other checkouts learn it, and the tripwire: while the store names approvers and the file says otherwise (missing, behind, ahead or diverged), every gate refuses until a person finds out which is right (git log -p -- .ratchet/approvers.json) and reconciles them. --write writes the store's chain to the file: only when the store is the right one.",
     positionals: [],
     options: { write: { type: "boolean", description: "Write the store's chain to .ratchet/approvers.json." } },
     examples: ["ratchet approver list", "ratchet approver list --write"],

@@ -84,8 +84,14 @@ export const status: CommandSpec = {
         parsed.positionals["task"] === undefined
           ? Effect.map(c.listTasks, (views) => ({ json: Documents.tasks(views), text: Render.taskList(views, env.style) }))
           : Effect.map(c.status(str(parsed, "task")), (view) => ({ json: Documents.status(view), text: Render.task(view, env.style) })),
-        sandboxWarnings(env.cwd),
-        (shown, warnings) => ok({ ...shown.json, warnings }, [shown.text, ...warnings.map((warning) => warningText(warning, env.style))].join("\n")),
+        // The store's approvers against the committed file: while they disagree, no gate passes.
+        Effect.zip(sandboxWarnings(env.cwd), Effect.map(c.approvers.list, (listing) => listing.length > 0 ? listing.warning : null)),
+        (shown, [warnings, approvers]) =>
+          ok({ ...shown.json, warnings, ...(approvers === null ? {} : { approvers }) }, [
+            shown.text,
+            ...warnings.map((warning) => warningText(warning, env.style)),
+            ...(approvers === null ? [] : [env.style.yellow(`warning: ${Render.visible(approvers)}`)])
+          ].join("\n")),
         { concurrent: true }
       ))
 }

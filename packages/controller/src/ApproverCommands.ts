@@ -40,13 +40,14 @@ export interface Listing {
  */
 export const list = (projectId: string, root: string) =>
   Effect.map(ProjectApprovers.recorded(projectId), (chain): Listing => {
-    const file = ProjectApprovers.standing(chain, ProjectApprovers.readFile(root))
+    const committed = ProjectApprovers.readFile(root)
+    const file = ProjectApprovers.standing(chain, committed)
     return {
       approvers: chain.trust.approvers,
       length: chain.trust.length,
       head: chain.trust.head,
       file,
-      warning: ProjectApprovers.warning(chain, file)
+      warning: ProjectApprovers.warning(chain, file, committed)
     }
   })
 
@@ -94,6 +95,18 @@ const noFault = (chain: ProjectApprovers.Recorded) =>
   chain.fault === null ? Effect.void : Effect.fail(chain.fault)
 
 /**
+ * A change is written over the committed file, so it is refused while the file holds entries the
+ * store does not (ahead, or another chain): writing would erase the evidence of which one is right.
+ * A file that is only behind, missing or unreadable is brought up to date by the change.
+ */
+const inStep = (chain: ProjectApprovers.Recorded, root: string) => {
+  const committed = ProjectApprovers.readFile(root)
+  const found = ProjectApprovers.standing(chain, committed)
+  const tripped = found._tag === "ahead" || found._tag === "diverged" ? ProjectApprovers.tripwire(chain, committed) : null
+  return tripped === null ? Effect.void : Effect.fail(tripped)
+}
+
+/**
  * Registers `signer` as the project's first approver (trust on first use), or says why not: the
  * project already has approvers (in the store, or in the committed file this store has not taken
  * yet), and an approver signs newcomers in. Already an approver: nothing is written.
@@ -137,6 +150,7 @@ export const add = (projectId: string, root: string, signer: ApproverKey.Signer,
   Effect.gen(function*() {
     const chain = yield* ProjectApprovers.recorded(projectId)
     yield* noFault(chain)
+    yield* inStep(chain, root)
     if (Approvers.byKey(chain.trust, signer.key) === undefined) {
       return yield* refuse(
         "approver",
@@ -157,6 +171,7 @@ export const remove = (projectId: string, root: string, signer: ApproverKey.Sign
   Effect.gen(function*() {
     const chain = yield* ProjectApprovers.recorded(projectId)
     yield* noFault(chain)
+    yield* inStep(chain, root)
     if (Approvers.byKey(chain.trust, signer.key) === undefined) {
       return yield* refuse("approver", `your key (${Signature.fingerprint(signer.key)}) is not one of this project's approvers.`, "Ask an approver to run this command.")
     }
@@ -198,11 +213,9 @@ const adoptionOf = (chain: ProjectApprovers.Recorded, root: string) =>
       case "behind":
         return { _tag: "nothing" } satisfies Adoption
       case "diverged":
-        return yield* refuse(
-          "approvers",
-          `${ProjectApprovers.fileName} differs from the chain this store trusts at entry ${found.seq}: it was edited, or it is another chain. A store never trusts another chain once it has one.`,
-          `Restore it (git checkout -- ${ProjectApprovers.fileName}), or write the store's chain back: ratchet approver list --write`
-        )
+        // A store never trusts another chain once it has one; which of the two is right is for a
+        // person to find out (the tripwire's refusal says how).
+        return yield* Effect.fail(ProjectApprovers.tripwire(chain, committed) ?? new ControllerError.InvalidRequest({ field: "approvers", reason: "the file differs from the store's chain.", fix: "ratchet approver list" }))
       case "ahead":
         return chain.entries.length === 0
           ? ({ _tag: "first", entries: found.extra, trust: verified.right } satisfies Adoption)

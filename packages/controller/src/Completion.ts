@@ -82,7 +82,7 @@ const staleEvidence = (task: Task.Task, episode: Episode.Episode) =>
   Effect.gen(function*() {
     const project = yield* Project
     if (task.spec === null) return null
-    const counted = Episode.counted(task, episode, yield* ProjectApprovers.authority(task.projectId))
+    const counted = Episode.counted(task, episode, yield* ProjectApprovers.counting(task.projectId, project.root))
     const evidence = yield* VerificationReport.loadAll([...counted.values()].flatMap((verdict) => verdict.evidenceRefs))
     const observed = yield* WorkTree.observe(project.root)
     const tree = { head: observed.head, dirtyDigest: WorkTree.dirtyDigest(observed) }
@@ -156,7 +156,7 @@ export const complete = (options: {
       Effect.gen(function*() {
         const evidence = yield* VerificationReport.loadAll(episode.verdicts.flatMap((verdict) => verdict.evidenceRefs))
         const runMd = yield* RunReport.render(task, branch)
-        const authority = yield* ProjectApprovers.authority(projectId)
+        const authority = yield* ProjectApprovers.counting(projectId, project.root)
         const written = yield* Projection.write(project.root, task, runMd, VerificationReport.render(task, episode, evidence, authority))
         return written.directory as string
       }).pipe(Effect.catchAll((error) =>
@@ -194,7 +194,7 @@ export const complete = (options: {
           reconciled,
           completedLsn,
           // The verdicts the completion rests on (as the completion record holds them).
-          verdicts: [...Episode.counted(task, episode, yield* ProjectApprovers.authority(projectId)).values()],
+          verdicts: [...Episode.counted(task, episode, yield* ProjectApprovers.counting(projectId, project.root)).values()],
           projection,
           warnings
         } satisfies Result
@@ -232,7 +232,7 @@ export const complete = (options: {
           runId = task.run.runId
           const episode = yield* Episode.current(task, branch)
           // 1. The gate.
-          const authority = yield* ProjectApprovers.authority(projectId)
+          const authority = yield* ProjectApprovers.authority(projectId, project.root)
           const complete: Task.Command = {
             _tag: "Complete",
             actor: invocation.actor,

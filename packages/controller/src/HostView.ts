@@ -71,7 +71,7 @@ const runInProgress = (task: Task.Task): boolean =>
   task.state === "RUNNING" || task.state === "VERIFYING" || task.state === "BLOCKED" || (task.state === "PAUSED" && task.pausedFrom === "RUNNING")
 
 /** The required criteria no independent PASS covers yet. */
-const unverifiedOf = (task: Task.Task, branch: string) =>
+const unverifiedOf = (task: Task.Task, branch: string, root: string) =>
   Effect.gen(function*() {
     const spec = task.spec
     if (spec === null) return []
@@ -79,7 +79,7 @@ const unverifiedOf = (task: Task.Task, branch: string) =>
     if (task.state !== "VERIFYING") return required
     const episode = yield* Episode.current(task, branch).pipe(Effect.option)
     if (episode._tag === "None") return required
-    const counted = Episode.counted(task, episode.value, yield* ProjectApprovers.authority(task.projectId))
+    const counted = Episode.counted(task, episode.value, yield* ProjectApprovers.counting(task.projectId, root))
     return required.filter((id) => counted.get(id)?.verdict !== "PASS")
   })
 
@@ -113,7 +113,7 @@ const describe = (task: Task.Task, branch: string) =>
       leaseEpoch: lease.status === "free" ? null : lease.epoch,
       leaseStatus: lease.status === "held" ? "held" : lease.status === "expired" ? "expired" : "free",
       awaiting: yield* awaitingOf(task, branch),
-      unverified: yield* unverifiedOf(task, branch)
+      unverified: yield* unverifiedOf(task, branch, project.root)
     } satisfies HostTask
   })
 

@@ -9,16 +9,21 @@
  * entries that continue its chain, each signed by an approver it already trusts.
  *
  * The committed file `.ratchet/approvers.json` carries the same entries so that another checkout,
- * or a store on another machine, can learn the chain and check it. It is never the authority: a
- * gate reads the store. {@link standing} compares the two, so `ratchet status` and `ratchet
- * approver list` can say when the file is ahead (a teammate was added elsewhere: `ratchet approver
- * trust`), behind (an older checkout) or diverged (edited by hand, or another chain entirely).
+ * or a store on another machine, can learn the chain and check it. It never grants trust, but it
+ * is a tripwire (ADR 0018, amendment): an agent that can write the store without the host's
+ * sandbox could replace the whole chain with a self-consistent one under its own key, which the
+ * store alone cannot tell from the real one. So {@link authority}, what every gate is given, fails
+ * closed while the store names approvers and the file does not say exactly the same (missing,
+ * unreadable, ahead, behind or diverged): no signature counts until a person reconciles them, and
+ * a change to the committed file shows in git. {@link standing} compares the two, so `ratchet
+ * status` and `ratchet approver list` say how they differ and {@link warning} what to check.
  *
  * @since 0.2.0
  */
 import * as Approvers from "@ratchet/kernel/Approvers"
 import type * as Authority from "@ratchet/kernel/Authority"
 import * as Event from "@ratchet/kernel/Event"
+import * as Signature from "@ratchet/kernel/Signature"
 import * as EventStore from "@ratchet/storage/EventStore"
 import type { StorageError } from "@ratchet/storage/StorageError"
 import * as Chunk from "effect/Chunk"
@@ -30,6 +35,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as ApproverKey from "./ApproverKey.js"
+import * as ControllerError from "./ControllerError.js"
 import * as Projection from "./Projection.js"
 
 /**
@@ -87,7 +93,8 @@ export const recorded = (
   })
 
 /**
- * Whom the project trusts, as every gate is given it.
+ * Whom the store's chain trusts, not checked against the committed file: gates take
+ * {@link authority}, which is this only while {@link tripwire} finds nothing.
  *
  * @since 0.2.0
  * @category constructors
@@ -98,13 +105,33 @@ export const authorityOf = (chain: Recorded): Authority.Authority => ({
   verify: ApproverKey.verify
 })
 
+/** Trusts nobody: what a gate is given while the store and the committed file disagree. */
+const nobody = (projectId: string): Authority.Authority => ({ projectId, approvers: [], verify: ApproverKey.verify })
+
 /**
- * The store's trust for `projectId`, as every gate is given it.
+ * Whom the project trusts, as every gate is given it: the store's approvers while the committed
+ * file agrees with them, otherwise a refusal naming the divergence ({@link tripwire}), so no
+ * approval, verdict or other signed act is taken until a person reconciles the two.
  *
  * @since 0.2.0
  * @category constructors
  */
-export const authority = (projectId: string) => Effect.map(recorded(projectId), authorityOf)
+export const authority = (projectId: string, root: string) =>
+  Effect.flatMap(recorded(projectId), (chain) => {
+    const tripped = tripwire(chain, readFile(root))
+    return tripped === null ? Effect.succeed(authorityOf(chain)) : Effect.fail(tripped)
+  })
+
+/**
+ * Whom a report counts as trusted (what `ratchet evidence`, a host's view or a verification report
+ * shows as counted): {@link authority}, but trusting nobody instead of failing while the store and
+ * the committed file disagree, so reading a task never stops.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const counting = (projectId: string, root: string) =>
+  Effect.map(recorded(projectId), (chain) => tripwire(chain, readFile(root)) === null ? authorityOf(chain) : nobody(projectId))
 
 /**
  * Appends `entries` to the store's chain, expecting it at `chain.version`: a chain that moved in
@@ -226,29 +253,92 @@ export const standing = (chain: Recorded, committed: Committed): Standing => {
   }
 }
 
+/** A chain's fingerprint: the first 16 hex digits of its head's digest (each entry names the one before). */
+const fingerprintOf = (entries: ReadonlyArray<Approvers.Entry>): string => {
+  const last = entries.at(-1)
+  return last === undefined ? "(empty)" : `sha256:${Approvers.entryDigest(last).slice("sha256:".length, "sha256:".length + 16)}`
+}
+
+const named = (approvers: ReadonlyArray<Approvers.Approver>): string =>
+  approvers.length === 0 ? "nobody" : approvers.map((approver) => `${approver.id.slice(0, 64)} (key ${Signature.fingerprint(approver.key)})`).join(", ")
+
+/** What the committed file says, for a sentence: its chain's fingerprint and whom it trusts. */
+const describeFile = (chain: Recorded, committed: Committed): string => {
+  switch (committed._tag) {
+    case "missing":
+      return `${fileName} is missing`
+    case "invalid":
+      return `${fileName} cannot be used`
+    case "present": {
+      const trust = Approvers.verifyFile(chain.projectId, committed.file, ApproverKey.verify)
+      return `${fileName} holds chain ${fingerprintOf(committed.file.entries)} (${committed.file.entries.length} entr${committed.file.entries.length === 1 ? "y" : "ies"}; ${
+        Either.match(trust, { onLeft: (fault) => `it does not verify: ${fault.detail}`, onRight: (found) => `trusts ${named(found.approvers)}` })
+      })`
+    }
+  }
+}
+
+const howDiffer = (found: Exclude<Standing, { readonly _tag: "same" }>): string => {
+  switch (found._tag) {
+    case "missing":
+      return "the file is missing"
+    case "invalid":
+      return `the file cannot be used: ${found.reason}`
+    case "ahead":
+      return `the file has ${found.extra.length} entr${found.extra.length === 1 ? "y" : "ies"} the store has not recorded`
+    case "behind":
+      return `the file is ${found.missing} entr${found.missing === 1 ? "y" : "ies"} behind the store`
+    case "diverged":
+      return `they differ at entry ${found.seq}`
+  }
+}
+
 /**
- * A sentence for `ratchet status` and `ratchet approver list` when the file and the store differ,
- * with the command that reconciles them; `null` when they agree.
+ * Why every gate stops, or `null` when it need not: the store names approvers and the committed
+ * file does not say exactly the same. The refusal names how they differ, both chains'
+ * fingerprints and whom each trusts, and how to find out which one is right, without presuming
+ * either: the store may have been rewritten outside Ratchet (an agent writing the database), or
+ * the file edited or checked out from an older commit.
  *
  * @since 0.2.0
  * @category constructors
  */
-export const warning = (chain: Recorded, found: Standing): string | null => {
+export const tripwire = (chain: Recorded, committed: Committed): ControllerError.InvalidRequest | null => {
+  if (chain.fault !== null || chain.entries.length === 0) return null
+  const found = standing(chain, committed)
+  if (found._tag === "same") return null
+  return new ControllerError.InvalidRequest({
+    field: "approvers",
+    reason: `approvers_diverged: the store's approvers and ${fileName} disagree (${howDiffer(found)}), so no approval, verdict or other signed act counts until a person reconciles them. ` +
+      `The store holds chain ${fingerprintOf(chain.entries)} (${chain.entries.length} entr${chain.entries.length === 1 ? "y" : "ies"}; trusts ${named(chain.trust.approvers)}); ${describeFile(chain, committed)}.`,
+    fix: reconcile(chain.projectId)
+  })
+}
+
+/** How a person finds out which of the two is right, and restores it; never one of them blindly. */
+const reconcile = (projectId: string): string =>
+  `Find out which one is right before changing either: git log -p -- ${fileName} shows who changed the file and when, and ratchet approver list shows the store's. ` +
+  `If the committed file is right, the store's approvers stream (approvers.${projectId}) was rewritten outside Ratchet: stop every Ratchet process and restore the store from a backup taken before that, ` +
+  `or delete that stream's rows (ratchet_events, ratchet_branches, ratchet_streams where stream_id is approvers.${projectId}) and take the committed chain again with ratchet approver trust, checking the head it shows. ` +
+  `If the store is right (the file was edited, or is from an older commit), write it back with ratchet approver list --write and commit it.`
+
+/**
+ * A sentence for `ratchet status` and `ratchet approver list` when the file and the store differ,
+ * with what to check and do; `null` when they agree.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const warning = (chain: Recorded, found: Standing, committed: Committed): string | null => {
   if (chain.fault !== null) return `The store's approvers chain does not verify (${chain.fault.detail}): nobody's approval counts until it is repaired from a backup.`
-  switch (found._tag) {
-    case "same":
-      return chain.entries.length === 0 ? "This project has no approvers yet: nothing can be approved. Create your approval key and register it: ratchet approver init" : null
-    case "missing":
-      return `${fileName} is missing; the store still trusts its ${chain.trust.approvers.length} approver(s). Write it back: ratchet approver list --write`
-    case "invalid":
-      return `${fileName} cannot be used (${found.reason}); the store's approvers still apply. Restore it: git checkout -- ${fileName}, or ratchet approver list --write`
-    case "ahead":
-      return chain.entries.length === 0
-        ? `${fileName} names approvers this store has never trusted. Check who they are, then trust them once: ratchet approver trust`
-        : `${fileName} has ${found.extra.length} entr${found.extra.length === 1 ? "y" : "ies"} this store has not recorded (added in another checkout): ratchet approver trust`
-    case "behind":
-      return `${fileName} is ${found.missing} entr${found.missing === 1 ? "y" : "ies"} behind the store (an older checkout?). Write it back: ratchet approver list --write`
-    case "diverged":
-      return `${fileName} differs from the store's chain at entry ${found.seq} (edited by hand, or another chain); the store's approvers apply. Restore it: git checkout -- ${fileName}, or ratchet approver list --write`
+  if (found._tag === "same") {
+    return chain.entries.length === 0 ? "This project has no approvers yet: nothing can be approved. Create your approval key and register it: ratchet approver init" : null
   }
+  if (chain.entries.length === 0) {
+    return found._tag === "ahead"
+      ? `${fileName} names approvers this store has never trusted. Check who they are, then trust them once: ratchet approver trust`
+      : `${fileName} cannot be used (${found._tag === "invalid" ? found.reason : found._tag}); restore it: git checkout -- ${fileName}`
+  }
+  const tripped = tripwire(chain, committed)
+  return tripped === null ? null : `${tripped.reason} ${tripped.fix}${found._tag === "ahead" ? " If the file's extra entries were added in another checkout, take them: ratchet approver trust" : ""}`
 }

@@ -63,6 +63,8 @@ export const take = (input: {
   readonly takeover: boolean
   readonly actor: Event.Actor
   readonly home: string
+  /** The checkout's root, whose committed approvers file the run's gate checks the store against. */
+  readonly root: string
   readonly workspaceId: string
   readonly runId: () => string
 }) =>
@@ -83,7 +85,7 @@ export const take = (input: {
       // never started without its lease nor a lease taken for a run that never started.
       const epoch = (observed.epoch ?? 0) + 1
       const runId = input.runId()
-      const authority = yield* ProjectApprovers.authority(projectId)
+      const authority = yield* ProjectApprovers.authority(projectId, input.root)
       const spec = firstTask.spec
       const plan = firstTask.plan
       initial = yield* CommandHandler.handle({

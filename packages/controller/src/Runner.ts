@@ -230,6 +230,7 @@ export const run = (
       takeover: options.takeover,
       actor,
       home: options.home,
+      root: project.root,
       workspaceId: project.workspaceId,
       runId: () => newId("run")
     })
@@ -338,7 +339,7 @@ export const run = (
       if (taskNow().state === "PLAN_APPROVED") {
         // The lease came by a takeover (or after a lost race): start the run under it now.
         const runId = newId("run")
-        const authority = yield* ProjectApprovers.authority(projectId)
+        const authority = yield* ProjectApprovers.authority(projectId, project.root)
         yield* writer.write(({ summary }, at) => {
           const fresh = summary?.task ?? firstTask
           return [

@@ -261,7 +261,7 @@ export const verify = (options: Options) =>
       .map((result) => result.verdict)
       .filter((verdict) => !(verdict.verdict === "NOT_RUN" && verdict.evidenceRefs.length === 0))
       .map((verdict) => Signed.verdict(projectId, taskId, episode.runId, verdict, invocation))
-    const authority = yield* ProjectApprovers.authority(projectId)
+    const authority = yield* ProjectApprovers.authority(projectId, project.root)
 
     // ---- the record ---------------------------------------------------------------------------
     // Decided through the command handler against the task as it is when the verdicts are written:
@@ -447,7 +447,7 @@ export const evidenceOf = (taskId: string, acs: ReadonlyArray<string>) =>
       })
     }
     const episode = yield* Episode.current(task, branch)
-    const authority = yield* ProjectApprovers.authority(project.project.projectId)
+    const authority = yield* ProjectApprovers.counting(project.project.projectId, project.root)
     const counted = Verification.counted(episode.verdicts, {
       taskId,
       runId: episode.runId,

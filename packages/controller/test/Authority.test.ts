@@ -161,6 +161,24 @@ describe("the project's approvers", () => {
       expect((yield* c.approvers.list).file).toEqual({ _tag: "same" })
     }).pipe(Effect.provide(fresh())))
 
+  it.effect("while the store's approvers and the committed file disagree, no signature counts: the refusal names both chains", () =>
+    Effect.gen(function*() {
+      const c = yield* Controller.Controller
+      yield* c.approvers.register(anaKey)
+      const taskId = yield* restated
+      fs.rmSync(path.join(c.project.root, ".ratchet", "approvers.json"))
+      const refused = yield* Effect.flip(approveRestatement(taskId, asAna))
+      expect(refused._tag).toBe("@ratchet/controller/InvalidRequest")
+      expect(refused.message).toContain("approvers_diverged")
+      expect(refused.message).toContain("the file is missing")
+      expect(refused.message).toMatch(/store holds chain sha256:[0-9a-f]{16} \(1 entry; trusts ana/)
+      expect(refused.message).toContain("git log -p -- .ratchet/approvers.json")
+      expect((yield* c.approvers.list).warning).toContain("approvers_diverged")
+      // The person finds the store right and writes it back: the same approval counts again.
+      yield* c.approvers.writeBack
+      yield* approveRestatement(taskId, asAna)
+    }).pipe(Effect.provide(fresh())))
+
   it.effect("a row written straight into the store's approvers stream breaks the chain: nobody is trusted, nothing approves", () =>
     Effect.gen(function*() {
       const c = yield* Controller.Controller

@@ -194,7 +194,7 @@ const toVerifying = (project: Workspace.Located) =>
           events: build(summary.task)
         })
       })
-    const authority = yield* ProjectApprovers.authority(project.project.projectId)
+    const authority = yield* ProjectApprovers.authority(project.project.projectId, project.root)
     const decide = (command: Task.Command, task: Task.Task) =>
       Either.getOrThrowWith(Task.decide(command, task), (rejection) => new Error(rejection.message))
     const step = { runId, stepId: "freeze" }

@@ -116,7 +116,7 @@ const awaitingWorker = Effect.gen(function*() {
     specDigest: task.spec!.digest,
     planDigest: task.plan!.digest,
     lease: { held: true, epoch },
-    authority: yield* ProjectApprovers.authority("prj-turn")
+    authority: yield* ProjectApprovers.authority("prj-turn", c.project.root)
   }, task))
   yield* store.append({
     projectId: "prj-turn",

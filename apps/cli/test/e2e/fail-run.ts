@@ -62,7 +62,7 @@ const program = Effect.gen(function*() {
     })
 
   // The run start checks the approvals again, against the approvers the store trusts.
-  const authority = yield* ProjectApprovers.authority(projectId)
+  const authority = yield* ProjectApprovers.authority(projectId, repo)
   yield* append((task) => {
     if (task.spec === null || task.plan === null) throw new Error(`task ${taskId} has no spec or plan`)
     return [

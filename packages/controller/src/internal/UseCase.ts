@@ -179,7 +179,7 @@ const make_ = (
   }
 
   /** Whom the project trusts now, as the store recorded it (the authority every gate is given). */
-  const authority = ProjectApprovers.authority(projectId).pipe(Effect.provideService(EventStore.EventStore, store))
+  const authority = ProjectApprovers.authority(projectId, project.root).pipe(Effect.provideService(EventStore.EventStore, store))
 
   const personOf = Signed.personOf
 

@@ -6,11 +6,14 @@
  * store — approves, observes, settles and rewinds nothing, and a task "approved" that way cannot
  * run or complete. The person's key, unlocked with their passphrase, still does all of it.
  */
+import Database from "better-sqlite3"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import {
   approve,
+  bin,
   cliRoot,
   confirmationOf,
   createTask,
@@ -35,6 +38,62 @@ const forge = async (world: World, taskId: string, kind: "unsigned" | "own-key" 
     env: world.env
   })
   if (result.code !== 0) throw new Error(`forge exited ${result.code}\n${result.stdout}\n${result.stderr}`)
+}
+
+/**
+ * What an agent with the database's credentials can do: rewrite the project's approvers stream in
+ * place, its first entry replaced by `genesis` and every later version deleted, as SQL typed
+ * straight into the store (packages/storage/src/Migrations.ts: ratchet_events, ratchet_branches).
+ */
+const rewriteApprovers = async (world: World, projectId: string, genesis: unknown): Promise<void> => {
+  const stream = `approvers.${projectId}`
+  const rewrite = (payload: string) => JSON.stringify({ ...JSON.parse(payload), entry: genesis })
+  if (world.engine.name === "sqlite") {
+    const db = new Database(path.join(world.home, "ratchet.db"))
+    try {
+      const first = db.prepare("SELECT lsn, payload FROM ratchet_events WHERE stream_id = ? AND version = 1").get(stream) as { lsn: number; payload: string }
+      db.prepare("UPDATE ratchet_events SET payload = ? WHERE lsn = ?").run(rewrite(first.payload), first.lsn)
+      db.prepare("DELETE FROM ratchet_events WHERE stream_id = ? AND version > 1").run(stream)
+      db.prepare("UPDATE ratchet_branches SET version = 1, last_lsn = ? WHERE stream_id = ?").run(first.lsn, stream)
+    } finally {
+      db.close()
+    }
+    return
+  }
+  const schema = world.env["RATCHET_DATABASE_SCHEMA"] ?? ""
+  const client = new pg.Client({ connectionString: world.env["RATCHET_DATABASE_URL"] })
+  await client.connect()
+  try {
+    const first = (await client.query<{ lsn: string; payload: string }>(`SELECT lsn, payload FROM "${schema}".ratchet_events WHERE stream_id = $1 AND version = 1`, [stream])).rows[0]!
+    await client.query(`UPDATE "${schema}".ratchet_events SET payload = $1 WHERE lsn = $2`, [rewrite(first.payload), first.lsn])
+    await client.query(`DELETE FROM "${schema}".ratchet_events WHERE stream_id = $1 AND version > 1`, [stream])
+    await client.query(`UPDATE "${schema}".ratchet_branches SET version = 1, last_lsn = $1 WHERE stream_id = $2`, [first.lsn, stream])
+  } finally {
+    await client.end()
+  }
+}
+
+/**
+ * A genesis entry naming `id` under a key the agent makes at `key`, the way an agent would:
+ * `ratchet approver init` on a pseudo-terminal against a scratch SQLite store of its own,
+ * which trusts it on first use and writes the entry into the checkout's approvers file (taken
+ * away for that, and put back as it was afterwards).
+ */
+const forgeGenesis = async (world: World, id: string, key: string, secret: string): Promise<unknown> => {
+  const file = path.join(world.repo, ".ratchet", "approvers.json")
+  const committed = fs.readFileSync(file)
+  // Out of the way while the scratch store trusts its first chain (a file naming approvers stops that).
+  fs.rmSync(file)
+  const scratch = path.join(world.root, "agent-store")
+  const env: NodeJS.ProcessEnv = { ...world.env, RATCHET_HOME: scratch, RATCHET_APPROVER_KEY: key }
+  delete env["RATCHET_DATABASE_URL"]
+  delete env["RATCHET_DATABASE_SCHEMA"]
+  const quoted = [process.execPath, bin, "approver", "init", "--id", id, "--kdf-cost", "14", "--json"].map((word) => `'${word.replace(/'/g, "'\\''")}'`).join(" ")
+  const made = await exec("script", ["-qec", quoted, "/dev/null"], { cwd: world.repo, env, input: `${secret}\n${secret}\n`, lenient: true })
+  if (made.code !== 0 || made.json?.registered !== true) throw new Error(`the agent's approver init exited ${made.code}\n${made.stdout}`)
+  const genesis = JSON.parse(fs.readFileSync(file, "utf8")).entries[0]
+  fs.writeFileSync(file, committed)
+  return genesis
 }
 
 /** A task at PLAN_READY: brief, spec (approved by the person), preflight, plan proposed. */
@@ -95,7 +154,7 @@ export const authority = (engine: Engine): void => {
       })
       expect(signedByAgent.code).toBe(3)
       expect(signedByAgent.json.error.gate.reasons.map((reason: { code: string }) => reason.code)).toEqual(["approver_unknown"])
-      // Adding its key to the committed approvers file changes nothing either.
+      // Adding its key to the committed approvers file trusts it no more.
       const file = path.join(world.repo, ".ratchet", "approvers.json")
       const chain = JSON.parse(fs.readFileSync(file, "utf8"))
       const agentKey = JSON.parse(fs.readFileSync(ownKey, "utf8")).publicKey as string
@@ -104,7 +163,9 @@ export const authority = (engine: Engine): void => {
       const afterEdit = await agentShell(world, ["approve", taskId, "plan", "--json"], `${typed}\nagent passphrase!!\n`, {
         RATCHET_APPROVER_KEY: ownKey
       })
-      expect(afterEdit.code).toBe(3)
+      // ... except that the file now disagrees with the store: no gate passes until a person reconciles them.
+      expect(afterEdit.code).toBe(2)
+      expect(afterEdit.stdout).toContain("approvers_diverged")
       const trust = await world.run(["approver", "trust", "--json"])
       expect(trust.code).toBe(2)
       const listed = await world.run(["approver", "list", "--json"])
@@ -126,6 +187,52 @@ export const authority = (engine: Engine): void => {
       expect(recorded.type).toBe("PlanApproved")
       expect(recorded.event.receipt.actor).toEqual({ kind: "user", id: "e2e-approver" })
       expect(recorded.event.receipt.signature.key).toBe(listed.json.approvers[0].key)
+    })
+
+    it("an approvers stream rewritten in the store under the agent's own key stops every gate: the committed file is the tripwire", async () => {
+      const world = await makeWorld(engine)
+      const taskId = await toPlanReady(world, "Forge the approvers")
+      const typed = await planConfirmation(world, taskId)
+      const projectId = JSON.parse(fs.readFileSync(path.join(world.repo, ".ratchet", "project.json"), "utf8")).projectId as string
+      const committed = fs.readFileSync(path.join(world.repo, ".ratchet", "approvers.json"), "utf8")
+      const before = (await events(world, taskId)).length
+
+      // The agent makes its own key and a genesis entry naming the person under it, then rewrites
+      // the store's approvers stream with it: a self-consistent chain the store alone cannot tell
+      // from the real one.
+      const agentKey = path.join(world.root, "agent-key.json")
+      const genesis = await forgeGenesis(world, "e2e-approver", agentKey, "agent passphrase!!")
+      await rewriteApprovers(world, projectId, genesis)
+      expect(fs.readFileSync(path.join(world.repo, ".ratchet", "approvers.json"), "utf8")).toBe(committed)
+      const listed = await world.run(["approver", "list", "--json"])
+      expect(listed.json.approvers).toEqual([{ id: "e2e-approver", key: JSON.parse(fs.readFileSync(agentKey, "utf8")).publicKey }])
+      expect(listed.json.file._tag).toBe("diverged")
+
+      // An approval signed with the agent's key is refused, naming the divergence and both chains.
+      const forged = await agentShell(world, ["approve", taskId, "plan", "--json"], `${typed}\nagent passphrase!!\n`, { RATCHET_APPROVER_KEY: agentKey })
+      expect(forged.code, forged.stdout).toBe(2)
+      const refusal = String(forged.json.error.message)
+      expect(refusal).toContain("approvers_diverged")
+      expect(refusal).toContain("they differ at entry 1")
+      expect(refusal.match(/chain sha256:[0-9a-f]{16}/g)).toHaveLength(2)
+      expect(refusal).toContain("git log -p -- .ratchet/approvers.json")
+      expect(refusal).toContain("ratchet approver trust")
+      expect(refusal).toContain("ratchet approver list --write")
+      // The person's own key counts for nothing either until someone reconciles the two.
+      expect((await approve(world, taskId, "plan", typed)).code).toBe(2)
+      expect(await events(world, taskId)).toHaveLength(before)
+      expect((await status(world, taskId)).state).toBe("PLAN_READY")
+      // ratchet status says so, and what to check.
+      const shown = await world.run(["status", taskId, "--json"])
+      expect(shown.json.approvers).toContain("approvers_diverged")
+      expect(shown.json.approvers).toContain("git log -p -- .ratchet/approvers.json")
+      expect((await world.run(["status", taskId])).stdout).toContain("approvers_diverged")
+      // Signing another approver in over the divergence is refused too: it would overwrite the file.
+      const added = await agentShell(world, ["approver", "add", "agent-2", JSON.parse(fs.readFileSync(agentKey, "utf8")).publicKey, "--json"], "agent passphrase!!\n", {
+        RATCHET_APPROVER_KEY: agentKey
+      })
+      expect(added.code).toBe(2)
+      expect(fs.readFileSync(path.join(world.repo, ".ratchet", "approvers.json"), "utf8")).toBe(committed)
     })
 
     it.each(["unsigned", "own-key", "moved"] as const)(

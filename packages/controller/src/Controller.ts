@@ -53,6 +53,7 @@ import * as RunReport from "./RunReport.js"
 import * as RunRequest from "./RunRequest.js"
 import * as Progress from "@ratchet/kernel/Progress"
 import * as Signed from "./Signed.js"
+import * as StaleEvidence from "./StaleEvidence.js"
 import * as StepScope from "./StepScope.js"
 import * as TaskBranch from "./TaskBranch.js"
 import * as TaskView from "./TaskView.js"
@@ -1398,7 +1399,6 @@ export const make: Effect.Effect<
       // A completion is explained on the verdicts `ratchet done` would decide on.
       const episode = summary.task.state === "VERIFYING"
         ? yield* Episode.current(summary.task, summary.branch).pipe(
-          Effect.map((found) => ({ runId: found.runId, verdicts: found.verdicts, workers: found.view.workers })),
           Effect.provideService(EventStore.EventStore, store),
           Effect.catchTags({
             "@ratchet/controller/InvalidRequest": () => Effect.succeed(undefined),
@@ -1406,15 +1406,25 @@ export const make: Effect.Effect<
           })
         )
         : undefined
-      return Explain.explain(summary.task, to, {
-        authority: yield* authority,
-        episode,
-        now: yield* Clock.currentTimeMillis,
+      const trusted = yield* authority
+      const now = yield* Clock.currentTimeMillis
+      const explained = Explain.explain(summary.task, to, {
+        authority: trusted,
+        episode: episode && { runId: episode.runId, verdicts: episode.verdicts, workers: episode.view.workers },
+        now,
         // The caller holds the lease only when it presents the held epoch (as its writes would).
         leaseHeld: observation.status !== "free" && options?.leaseEpoch !== undefined && observation.epoch === options.leaseEpoch,
         pendingSteps,
         codeChanged
       })
+      // And on the evidence `ratchet done` checks after the gate: current, and readable.
+      if (episode === undefined || explained.to !== "COMPLETED" || explained.decision !== "CLEAR") return explained
+      const stale = yield* StaleEvidence.check(summary.task, episode, project.root, trusted).pipe(
+        Effect.provideService(BlobStore.BlobStore, blobs),
+        Effect.catchTag("@ratchet/controller/WorkTreeError", (error) =>
+          Effect.fail(new Preflight.PreflightError({ operation: error.operation, path: error.root, reason: error.reason, fix: "Check that git works in this checkout (git status)." })))
+      )
+      return stale === null ? explained : Explain.held(explained, stale.gate(now, summary.version))
     })
 
   const log: Service["log"] = (taskId, branch) =>

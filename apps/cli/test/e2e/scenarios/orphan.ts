@@ -1,13 +1,17 @@
 /**
  * A dead or stopped runner's command, as the next runner finds it from the step's pid file (real
  * processes): the pid file names the command by its pid, boot and start time, so a pid the system
- * gave to an unrelated process since is neither waited on nor signalled by `run --takeover`.
+ * gave to an unrelated process since is neither waited on nor signalled by `run --takeover`; and a
+ * command that ended under a SIGSTOPped runner (a zombie its stopped parent cannot reap) counts as
+ * ended, so `run --takeover` (which takes the stopped runner's checkout lock) proceeds at once
+ * instead of waiting for the step's timeout. The stopped runner, once it goes on, says its lease
+ * was taken over.
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { checkLog, type Engine, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
+import { bin, checkLog, type Engine, exec, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
 import { commandStep, planOf } from "./run.js"
 
 /** Short leases, so a takeover is allowed a moment after the runner stopped. */
@@ -40,7 +44,7 @@ const pidFile = async (world: World): Promise<string> => {
 export const orphanScenarios = (engine: Engine): void => {
   afterAll(removeWorlds)
 
-  describe("a dead or stopped runner's command", { concurrent: true, timeout: 180_000 }, () => {
+  describe("a dead or stopped runner's command", { concurrent: true, timeout: 400_000 }, () => {
     it("1. a pid file naming an unrelated process group (a reused pid) is not waited on, and that group survives the takeover", async () => {
       const world = await makeWorld(engine)
       const marker = path.join(world.root, "marker.txt")
@@ -68,6 +72,37 @@ export const orphanScenarios = (engine: Engine): void => {
       }
       expect((await status(world, taskId)).state).toBe("VERIFYING")
       expect(lines(marker)).toBe(2)
+      expect((await checkLog(world, taskId)).problems).toEqual([])
+    })
+
+    it("2. a takeover after a SIGSTOPped runner proceeds as soon as the command has ended (a zombie), and the runner says it was taken over", async () => {
+      const world = await makeWorld(engine)
+      const marker = path.join(world.root, "marker.txt")
+      const step = commandStep("effect", `sleep 1; echo ran >> ${JSON.stringify(marker)}`, { idempotent: true, timeoutSeconds: 120 })
+      const taskId = await toPlanApproved(world, "A stopped runner", specText(), planOf([step]))
+      const first = exec(process.execPath, [bin, "run", taskId], { cwd: world.repo, env: { ...world.env, ...leaseEnv } })
+      const file = await pidFile(world)
+      const pgid = Number(fs.readFileSync(file, "utf8").split(" ")[0])
+      const runner = Number(statOf(pgid)![1])
+      process.kill(runner, "SIGSTOP")
+      try {
+        // The command ends; its stopped parent cannot reap it.
+        while (statOf(pgid)?.[0] !== "Z") await sleep(50)
+        expect(lines(marker)).toBe(1)
+        await sleep(400)
+        const started = Date.now()
+        const recovered = await world.run(["run", taskId, "--takeover", "--json"], { env: leaseEnv })
+        expect(recovered.code, recovered.stdout + recovered.stderr).toBe(0)
+        // Not the step's 120 s timeout: the command had ended.
+        expect(Date.now() - started).toBeLessThan(60_000)
+        expect((await status(world, taskId)).state).toBe("VERIFYING")
+      } finally {
+        process.kill(runner, "SIGCONT")
+      }
+      const stopped = await first
+      expect(stopped.code).not.toBe(0)
+      expect(stopped.stderr + stopped.stdout).toContain("taken over")
+      expect(stopped.stderr + stopped.stdout).not.toContain("has been released")
       expect((await checkLog(world, taskId)).problems).toEqual([])
     })
   })

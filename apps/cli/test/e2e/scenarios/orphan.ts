@@ -102,7 +102,7 @@ export const orphanScenarios = (engine: Engine): void => {
       const stopped = await first
       expect(stopped.code).not.toBe(0)
       expect(stopped.stderr + stopped.stdout).toContain("taken over")
-      expect(stopped.stderr + stopped.stdout).not.toContain("has been released")
+      expect(stopped.stderr + stopped.stdout).not.toContain("but it has been released")
       expect((await checkLog(world, taskId)).problems).toEqual([])
     })
   })

@@ -120,6 +120,16 @@ export const checkEnvironment = (command: string): UsageError | null => {
   if (url !== undefined && url !== "" && !/^postgres(ql)?:\/\/[^\s]+$/.test(url)) {
     return bad("RATCHET_DATABASE_URL", "is not a postgres:// URL.", "Set it to postgres://user@host:port/database, or unset it for SQLite.")
   }
+  // The PostgreSQL schema's rule (as PostgresStore applies it), checked here so a bad name is the
+  // caller's input (exit 2) rather than a failure of the store it would open.
+  const schema = process.env["RATCHET_DATABASE_SCHEMA"]
+  if (url !== undefined && url !== "" && schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    return bad(
+      "RATCHET_DATABASE_SCHEMA",
+      `${JSON.stringify(schema.slice(0, 80))} is not a lowercase PostgreSQL identifier (a-z, 0-9 and _, not starting with a digit, at most 63 characters).`,
+      "Set it to a name such as ratchet, or unset it for public."
+    )
+  }
   const synchronous = process.env["RATCHET_SQLITE_SYNCHRONOUS"]
   if (synchronous !== undefined && synchronous !== "FULL" && synchronous !== "NORMAL") {
     return bad("RATCHET_SQLITE_SYNCHRONOUS", `${JSON.stringify(synchronous.slice(0, 40))} is not FULL or NORMAL.`, "Set it to FULL (the default) or NORMAL.")

@@ -192,7 +192,8 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
         return outcomes
       })
     // One runner per checkout: another one's changes would look like this one's steps'.
-    return Effect.provide(Effect.scoped(Effect.zipRight(CheckoutLock.hold(home, project.root), work)), Wiring.services(project))
+    const lock = CheckoutLock.hold(home, project.root, { takeover: parsed.values.takeover === true })
+    return Effect.provide(Effect.scoped(Effect.zipRight(lock, work)), Wiring.services(project))
   })
 
   const exit = await Effect.runPromiseExit(program)

@@ -3,7 +3,10 @@
  * their own step's (and block on a scope violation that is not theirs, or hide one), so a runner
  * holds a lock on the checkout for as long as it lives: a file under `$RATCHET_HOME/run/` named
  * after the checkout's real path, holding the runner's pid and the machine's boot. A lock whose
- * process is gone (a runner killed with SIGKILL, a reboot) is stale and taken over.
+ * process is gone (a runner killed with SIGKILL, a reboot) is stale and taken over. So is, for a
+ * runner taking a lease over (`--takeover`), the lock of a runner that is stopped (SIGSTOP, or
+ * suspended with its terminal): the takeover fences every write it would make when it goes on,
+ * and it would otherwise hold its successor out for as long as it stays stopped.
  *
  * @since 0.1.0
  */
@@ -13,7 +16,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { alive, bootId } from "./internal/processes.js"
+import { alive, bootId, stat } from "./internal/processes.js"
 
 /**
  * Another live runner works in this checkout.
@@ -30,8 +33,8 @@ export class CheckoutBusy extends Schema.TaggedError<CheckoutBusy>()("@ratchet/c
   }
 }
 
-/** The pid of the live runner holding `file`, or null when it is free or stale. */
-const holder = (file: string): number | null => {
+/** The pid of the live runner holding `file`, or null when it is free or stale (see the module comment). */
+const holder = (file: string, takeover: boolean): number | null => {
   let text: string
   try {
     text = fs.readFileSync(file, "utf8").slice(0, 128)
@@ -41,16 +44,19 @@ const holder = (file: string): number | null => {
   const match = /^(\d{1,10}) (\S{1,64})$/.exec(text.trim())
   if (match === null || match[2] !== bootId()) return null
   const pid = Number(match[1])
-  return pid !== process.pid && alive(pid) ? pid : null
+  if (pid === process.pid || !alive(pid)) return null
+  const state = takeover ? stat(pid)?.state : undefined
+  return state === "T" || state === "t" ? null : pid
 }
 
 /**
- * Holds the lock on the checkout at `root` for the scope, or fails with {@link CheckoutBusy}.
+ * Holds the lock on the checkout at `root` for the scope, or fails with {@link CheckoutBusy};
+ * `takeover` (a runner taking a lease over) also takes it from a stopped runner.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const hold = (home: string, root: string): Effect.Effect<void, CheckoutBusy, Scope.Scope> =>
+export const hold = (home: string, root: string, options: { readonly takeover?: boolean } = {}): Effect.Effect<void, CheckoutBusy, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.suspend(() => {
       const directory = path.join(home, "run")
@@ -70,7 +76,7 @@ export const hold = (home: string, root: string): Effect.Effect<void, CheckoutBu
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== "EEXIST") return Effect.succeed(null)
         }
-        const pid = holder(file)
+        const pid = holder(file, options.takeover === true)
         if (pid !== null) return Effect.fail(new CheckoutBusy({ root: real, pid }))
         // Stale: its runner is gone. Remove it and try again (another runner may win the retry).
         fs.rmSync(file, { force: true })

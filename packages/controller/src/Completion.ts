@@ -24,7 +24,6 @@
  */
 import * as os from "node:os"
 import type * as Event from "@ratchet/kernel/Event"
-import * as Gate from "@ratchet/kernel/Gate"
 import * as Task from "@ratchet/kernel/Task"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as Owner from "@ratchet/lease/Owner"
@@ -39,9 +38,9 @@ import * as Episode from "./Episode.js"
 import * as Projection from "./Projection.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as RunReport from "./RunReport.js"
+import * as StaleEvidence from "./StaleEvidence.js"
 import * as TaskBranch from "./TaskBranch.js"
 import * as VerificationReport from "./VerificationReport.js"
-import * as WorkTree from "./WorkTree.js"
 
 /**
  * Where a test may stop the completion (the CLI kills itself with SIGKILL there when
@@ -74,55 +73,10 @@ export interface Result {
   readonly warnings: ReadonlyArray<string>
 }
 
-/**
- * The completion HOLD for evidence that is not current: taken on another tree (the work tree changed
- * since the command verdicts were taken: HEAD, or the uncommitted changes), or no longer readable.
- */
+/** The completion HOLD for evidence that is not current (see {@link StaleEvidence.check}). */
 const staleEvidence = (task: Task.Task, episode: Episode.Episode) =>
-  Effect.gen(function*() {
-    const project = yield* Project
-    if (task.spec === null) return null
-    const counted = Episode.counted(task, episode, yield* ProjectApprovers.counting(task.projectId, project.root))
-    const evidence = yield* VerificationReport.loadAll([...counted.values()].flatMap((verdict) => verdict.evidenceRefs))
-    const observed = yield* WorkTree.observe(project.root)
-    const tree = { head: observed.head, dirtyDigest: WorkTree.dirtyDigest(observed) }
-    // A verdict whose evidence cannot be read rests on nothing: verify it again.
-    const unreadable = [...counted.values()].filter((verdict) => verdict.evidenceRefs.some((ref) => !evidence.has(ref))).map((verdict) => verdict.acId)
-    const stale = [...counted.values()].filter((verdict) =>
-      verdict.evidenceRefs.some((ref) => {
-        const record = evidence.get(ref)
-        return record?._tag === "command" && (record.tree.head !== tree.head || record.tree.dirtyDigest !== tree.dirtyDigest)
-      })
-    ).map((verdict) => verdict.acId)
-    if (stale.length === 0 && unreadable.length === 0) return null
-    const id = task.taskId
-    const again = [...new Set([...unreadable, ...stale])]
-    return {
-      gate: (at: number, version: number): Gate.Gate => ({
-        kind: "completion",
-        decision: "HOLD",
-        from: task.state,
-        to: "COMPLETED",
-        reasons: [
-          ...(unreadable.length === 0 ? [] : [{
-            code: "missing_evidence" as const,
-            message: `The evidence of ${unreadable.join(", ")} cannot be read from the blob store (missing or corrupt); a verdict without its evidence is a claim.`
-          }]),
-          ...(stale.length === 0 ? [] : [{
-            code: "stale_evidence" as const,
-            message: `The work tree changed since ${stale.join(", ")} ${stale.length === 1 ? "was" : "were"} verified (HEAD ${tree.head?.slice(0, 12) ?? "none"}${
-              tree.dirtyDigest === "clean" ? ", clean" : ", with uncommitted changes"
-            }); the evidence is about a tree that is no longer here.`
-          }])
-        ],
-        requiredActions: [{ description: "Verify again on the tree as it is now, or restore the verified tree", command: `ratchet verify ${id} --ac ${again.join(",")}` }],
-        evidenceRefs: [],
-        evaluatedAt: at,
-        policyVersion: Gate.policyVersion,
-        boundTo: { taskVersion: version, specDigest: task.spec?.digest ?? null, planDigest: task.plan?.digest ?? null }
-      })
-    }
-  })
+  Effect.flatMap(Project, (project) =>
+    Effect.flatMap(ProjectApprovers.counting(task.projectId, project.root), (authority) => StaleEvidence.check(task, episode, project.root, authority)))
 
 /**
  * Completes `taskId` (see the module comment).

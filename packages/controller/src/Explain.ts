@@ -225,3 +225,18 @@ export const explain = (task: Task.Task, to: Task.State | undefined, facts: Fact
       : `The gate for ${task.state} → ${target} holds: ${gate.reasons.map((reason) => reason.message).join(" ")}`
   }
 }
+
+/**
+ * `explained` held by `gate` instead: a HOLD the controller found beyond the kernel's gate (the
+ * evidence under a completion's verdicts is stale or unreadable), explained as the action would
+ * refuse on it.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const held = (explained: Explanation, gate: Gate.Gate): Explanation => ({
+  ...explained,
+  decision: gate.decision,
+  gate,
+  explanation: `The gate for ${explained.from} → ${explained.to} holds: ${gate.reasons.map((reason) => reason.message).join(" ")}`
+})

@@ -19,10 +19,11 @@
  *   be a symbolic link: it is an entry of the repository either way.
  * - `invalidScopes`: every `execution.allowedScope` / `forbiddenScope` pattern that is empty,
  *   absolute, escapes the root, or contains NUL or a backslash; and every `allowedScope` pattern
- *   whose static part does not exist: for a pattern with a glob metacharacter (`*`, `?`, `[`, `{`)
- *   the directory before the first one must be a directory inside the root, for a plain path the
- *   path itself must exist. A `forbiddenScope` pattern may name what does not exist yet: forbidding
- *   it keeps the task from creating it. Each entry reads `allowedScope: <pattern> (<reason>)`.
+ *   with nowhere to go: for a pattern with a glob metacharacter (`*`, `?`, `[`, `{`) the directory
+ *   before the first one must be a directory inside the root; a plain path is a permission, not a
+ *   claim (the task may create it), so it must exist or its parent must be a directory inside the
+ *   root or one another allowed pattern grants. A `forbiddenScope` pattern may name what does not
+ *   exist yet: forbidding it keeps the task from creating it. Each entry reads `allowedScope: <pattern> (<reason>)`.
  *
  * Every list is sorted (by UTF-16 code units) and deduplicated, and every entry is 1 to 4096
  * characters long as the event schema requires (a longer one is cut, ending in `…`), so the same
@@ -349,18 +350,50 @@ const missingPathsOf = (realRoot: string, relevantPaths: ReadonlyArray<string>) 
 
 const globCharacter = /[*?[{]/
 
-/** What is wrong with one scope pattern, or `undefined` when its static part is in the repository. */
-const scopeProblem = (realRoot: string, pattern: string) =>
+/**
+ * The directory a scope pattern grants (a plain path: itself; a glob: the directory before its
+ * first metacharacter), without a trailing slash; "" for the root.
+ */
+const grantedDirectory = (pattern: string): string => {
+  const glob = pattern.search(globCharacter)
+  if (glob === -1) return pattern.replace(/\/+$/, "")
+  const staticPart = pattern.slice(0, glob)
+  return staticPart.slice(0, staticPart.lastIndexOf("/") + 1).replace(/\/+$/, "")
+}
+
+/**
+ * Whether one of `allowed` grants `directory` (so the task may create it): a plain path grants
+ * itself and what is under it; a glob what is below the directory before its metacharacters (at
+ * the root, only a `**` reaches into directories).
+ */
+const granted = (directory: string, allowed: ReadonlyArray<string>): boolean =>
+  allowed.some((pattern) => {
+    if (patternProblem(pattern) !== undefined) return false
+    const grant = grantedDirectory(pattern)
+    if (pattern.search(globCharacter) === -1) return directory === grant || directory.startsWith(`${grant}/`)
+    // A glob's own directory must be there anyway (it is checked as one); it grants what is below.
+    return grant === "" ? pattern.includes("**") : directory.startsWith(`${grant}/`)
+  })
+
+/**
+ * What is wrong with one allowed scope pattern, or `undefined` when it can be acted on. An allowed
+ * path is a permission, not a claim about the repository: the task may create it, so only where it
+ * would go must be there — its parent directory, or a directory another allowed pattern grants.
+ * A glob's directory (before its first metacharacter) must be a directory of the repository.
+ */
+const scopeProblem = (realRoot: string, pattern: string, allowed: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const malformed = patternProblem(pattern)
     if (malformed !== undefined) return malformed
     const glob = pattern.search(globCharacter)
     if (glob === -1) {
       const literal = pattern.replace(/\/+$/, "")
-      return (yield* exists(realRoot, literal === "" ? "." : literal)) ? undefined : `${literal} does not exist`
+      if (literal === "" || (yield* exists(realRoot, literal))) return undefined
+      const parent = literal.includes("/") ? literal.slice(0, literal.lastIndexOf("/")) : ""
+      if (parent === "" || granted(parent, allowed.filter((other) => other !== pattern))) return undefined
+      return (yield* isDirectory(realRoot, parent)) ? undefined : `${literal} does not exist, nor does its directory ${parent}`
     }
-    const staticPart = pattern.slice(0, glob)
-    const directory = staticPart.slice(0, staticPart.lastIndexOf("/") + 1).replace(/\/+$/, "")
+    const directory = grantedDirectory(pattern)
     if (directory === "") return undefined
     return (yield* isDirectory(realRoot, directory)) ? undefined : `directory ${directory} does not exist`
   })
@@ -375,8 +408,8 @@ const invalidScopesOf = (realRoot: string, execution: Spec.Execution | undefined
     for (const [field, patterns] of fields) {
       for (const pattern of patterns) {
         // Forbidding what does not exist yet is meaningful (it keeps the task from creating it), so
-        // a forbidden pattern is only checked for form; an allowed one must name what is there.
-        const problem = field === "forbiddenScope" ? patternProblem(pattern) : yield* scopeProblem(realRoot, pattern)
+        // a forbidden pattern is only checked for form; an allowed one must have where to go.
+        const problem = field === "forbiddenScope" ? patternProblem(pattern) : yield* scopeProblem(realRoot, pattern, execution?.allowedScope ?? [])
         if (problem !== undefined) invalid.push(`${field}: ${shown(pattern)} (${problem})`)
       }
     }

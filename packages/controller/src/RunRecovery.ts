@@ -6,7 +6,9 @@
  * re-run silently.
  *
  * A dead runner's command may still be running on this machine: nothing about its effect is
- * decided before it ends (within its timeout, after which its group is killed).
+ * decided before it ends (within its timeout, after which its group is killed). It is known by its
+ * pid and start time, so a reused pid is neither waited on nor signalled, and a command that ended
+ * under a stopped runner (a zombie nobody reaps) counts as ended at once (see `StepProcess.orphan`).
  *
  * @since 0.2.0
  */
@@ -52,9 +54,10 @@ const waitForOrphan = (context: Context, intentId: string, step: Plan.Step) =>
     context.onOrphan(step.id, pgid)
     const limit = (step.timeoutSeconds ?? orphanWaitSeconds) * 1000
     const started = yield* Clock.currentTimeMillis
-    while (StepProcess.orphan(context.outputDir, intentId) !== null) {
+    // Looked up again each time, so the group is signalled only while it is still the command's.
+    for (let running: number | null = pgid; running !== null; running = StepProcess.orphan(context.outputDir, intentId)) {
       if ((yield* Clock.currentTimeMillis) - started > limit) {
-        StepProcess.killGroup(pgid)
+        StepProcess.killGroup(running)
         break
       }
       yield* Effect.sleep(Duration.millis(pollMs))

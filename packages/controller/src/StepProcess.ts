@@ -6,7 +6,8 @@
  * with SIGPIPE at its next write, half way through its effect — and the runner tails the files
  * for the live view and keeps the first and last bytes of each as the step's output. A pid file
  * beside them lets the next runner on this machine wait for an orphaned command before it
- * decides anything about its effect.
+ * decides anything about its effect. It names the command by its pid, the machine's boot and the
+ * process's start time: a pid is reused, and a reused one is never waited on or signalled.
  *
  * @since 0.1.0
  */
@@ -14,7 +15,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { spawn } from "node:child_process"
 import * as Effect from "effect/Effect"
-import { alive, bootId } from "./internal/processes.js"
+import { alive, bootId, stat } from "./internal/processes.js"
 
 /**
  * How a command ended.
@@ -109,12 +110,17 @@ export const filesOf = (directory: string, name: string) => ({
   pid: path.join(directory, `${name}.pid`)
 })
 
-/** Whether any process of group `pgid` is alive. */
-const groupAlive = (pgid: number): boolean => alive(-pgid)
-
 /**
  * The process group of a command started under `name` that is still running on this machine (its
- * runner died), or null.
+ * runner died), or null: no pid file, a damaged one, another boot's, or a group that is not the
+ * one the file names any more.
+ *
+ * The file says "<pgid> <boot id> <start time>"; the group is the command's only while its leader
+ * (the shell, whose pid is the group's id) is the process that started then. A leader that is gone
+ * cannot be told from a later process given its number, so it counts as ended and nothing is
+ * signalled. A leader that is a zombie has ended (its runner, stopped or dead, has not reaped it):
+ * what it left in its group is killed, as a runner does at the end of every step — the zombie still
+ * holds the group's id, so that group is the command's.
  *
  * @since 0.1.0
  * @category constructors
@@ -122,16 +128,22 @@ const groupAlive = (pgid: number): boolean => alive(-pgid)
 export const orphan = (directory: string, name: string): number | null => {
   let text: string
   try {
-    text = fs.readFileSync(filesOf(directory, name).pid, "utf8").slice(0, 64)
+    text = fs.readFileSync(filesOf(directory, name).pid, "utf8").slice(0, 128)
   } catch {
     return null
   }
-  // "<pgid> <boot id>": a pid file from before a reboot names a group that no longer exists,
-  // whatever process has its number now.
-  const match = /^(\d{1,10})(?: (\S{1,64}))?$/.exec(text.trim())
-  if (match === null || (match[2] !== undefined && match[2] !== bootId())) return null
+  // A pid file from before a reboot names a group that no longer exists, whatever has its number now.
+  const match = /^(\d{1,10}) (\S{1,64}) (\d{1,20})$/.exec(text.trim())
+  if (match === null || match[2] !== bootId()) return null
   const pgid = Number(match[1])
-  return Number.isSafeInteger(pgid) && pgid > 1 && groupAlive(pgid) ? pgid : null
+  if (!Number.isSafeInteger(pgid) || pgid <= 1) return null
+  const leader = stat(pgid)
+  if (leader === null || leader.startTicks !== match[3] || leader.pgrp !== pgid) return null
+  if (leader.state === "Z" || leader.state === "X") {
+    killGroup(pgid)
+    return null
+  }
+  return alive(-pgid) ? pgid : null
 }
 
 /**
@@ -182,7 +194,11 @@ export const start = (input: {
       fs.closeSync(out)
       fs.closeSync(err)
     }
-    if (child.pid !== undefined) fs.writeFileSync(files.pid, `${child.pid} ${bootId()}`, { mode: 0o600 })
+    if (child.pid !== undefined) {
+      // The shell was forked before spawn returned, so its start time is already there to read.
+      const started = stat(child.pid)?.startTicks ?? "0"
+      fs.writeFileSync(files.pid, `${child.pid} ${bootId()} ${started}`, { mode: 0o600 })
+    }
   } catch (error) {
     spawnError = error instanceof Error ? error.message : String(error)
   }

@@ -58,6 +58,7 @@ export * as RunRequest from "./RunRequest.js"
 export * as Scope from "./Scope.js"
 /** @since 0.2.0 */
 export * as Signed from "./Signed.js"
+export * as StaleEvidence from "./StaleEvidence.js"
 /** @since 0.1.0 */
 export * as StepProcess from "./StepProcess.js"
 /** @since 0.1.0 */

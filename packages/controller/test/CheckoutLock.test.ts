@@ -1,6 +1,7 @@
 /**
  * One runner per checkout: the lock is taken when free, refused while another live process holds
- * it (naming its pid), and taken over when its holder is gone or wrote it in another boot.
+ * it (naming its pid), and taken over when its holder is gone or wrote it in another boot, or, by a
+ * takeover, when its holder is stopped.
  */
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -45,6 +46,27 @@ describe("CheckoutLock", () => {
       }
       // the other holder's lock is left alone
       expect(fs.readFileSync(lockFile(home, root), "utf8")).toBe(`${other.pid} ${boot()}`)
+    } finally {
+      other.kill("SIGKILL")
+    }
+  })
+
+  it("a stopped holder (SIGSTOP) keeps it from a plain runner, and yields it to a takeover", async () => {
+    const home = tempDir()
+    const root = tempDir()
+    const other = spawn("sleep", ["30"], { stdio: "ignore" })
+    try {
+      other.kill("SIGSTOP")
+      const stateOf = () => {
+        const text = fs.readFileSync(`/proc/${other.pid}/stat`, "utf8")
+        return text.slice(text.lastIndexOf(")") + 2).split(" ")[0]
+      }
+      while (stateOf() !== "T") await new Promise((resolve) => setTimeout(resolve, 20))
+      fs.mkdirSync(path.join(home, "run"), { recursive: true })
+      fs.writeFileSync(lockFile(home, root), `${other.pid} ${boot()}`)
+      expect(Exit.isFailure(await holdOnce(home, root))).toBe(true)
+      const taken = await Effect.runPromiseExit(Effect.scoped(CheckoutLock.hold(home, root, { takeover: true })))
+      expect(Exit.isSuccess(taken)).toBe(true)
     } finally {
       other.kill("SIGKILL")
     }

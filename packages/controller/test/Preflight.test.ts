@@ -262,6 +262,20 @@ describe("Preflight.inspect: scopes", () => {
       expect(observation.invalidScopes).toEqual([])
     }))
 
+  it.effect("an allowed path is a permission, not a claim: what the task will create is valid where it would go", () =>
+    Effect.gen(function*() {
+      const root = repository()
+      const observation = yield* Preflight.inspect(
+        root,
+        specWith({
+          // greet.sh and notes/ at the root; docs/new.md in a directory that is there; notes/today.md
+          // and notes/2026/jan.md under a directory another allowed path grants; src/gen/out.ts under a glob's.
+          allowedScope: ["greet.sh", "notes/", "docs/new.md", "notes/today.md", "notes/2026/jan.md", "src/**", "src/gen/out.ts"]
+        })
+      )
+      expect(observation.invalidScopes).toEqual([])
+    }))
+
   it.effect("a missing static part, a file where a directory is needed, and hostile patterns are invalid, each with why", () =>
     Effect.gen(function*() {
       const root = repository()
@@ -270,13 +284,14 @@ describe("Preflight.inspect: scopes", () => {
       const observation = yield* Preflight.inspect(
         root,
         specWith({
-          allowedScope: ["lib/**", "src/new/*.ts", "README.md/*", "docs/missing.md", "linked/**", "src/**", "lib/**"],
+          allowedScope: ["lib/**", "src/new/*.ts", "README.md/*", "docs/missing/guide.md", "README.md/x", "linked/**", "src/**", "lib/**"],
           forbiddenScope: ["", "/etc/**", "../**", "src/../../x", "src\\win", "nul\u0000", "vendor/**", "C:/x/**"]
         })
       )
       expect(observation.invalidScopes).toEqual([
         "allowedScope: README.md/* (directory README.md does not exist)",
-        "allowedScope: docs/missing.md (docs/missing.md does not exist)",
+        "allowedScope: README.md/x (README.md/x does not exist, nor does its directory README.md)",
+        "allowedScope: docs/missing/guide.md (docs/missing/guide.md does not exist, nor does its directory docs/missing)",
         "allowedScope: lib/** (directory lib does not exist)",
         "allowedScope: linked/** (directory linked does not exist)",
         "allowedScope: src/new/*.ts (directory src/new does not exist)",

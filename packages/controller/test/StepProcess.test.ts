@@ -4,10 +4,12 @@
  * (a background job that would write a marker file later never does); output past the capture
  * limit keeps its head and tail with a marker saying how much was dropped; a command that cannot
  * start reports it instead of throwing; the output and pid files are private and removed at the
- * end; `orphan` finds a live group from its pid file and ignores a damaged one; and the
+ * end; `orphan` finds a live group from its pid file and ignores a damaged one, a reused pid (an
+ * unrelated process given the number) and a command that ended as a zombie; and the
  * environment a step gets. No test asserts how long anything took: a marker that never appears is
  * the evidence that the group was stopped.
  */
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
@@ -39,6 +41,27 @@ const startIn = (
 
 /** Runs `command` to its end. */
 const run = (command: string, options: Parameters<typeof startIn>[1] = {}) => Effect.runPromise(startIn(command, options).exit)
+
+const bootId = () => fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()
+
+/** Field 22 of `/proc/<pid>/stat`: when the process started, in clock ticks since boot. */
+const startTicks = (pid: number): string => {
+  const text = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  return text.slice(text.lastIndexOf(")") + 2).split(" ")[19] as string
+}
+
+/** Field 3 of `/proc/<pid>/stat`: the process's state (`Z` for a zombie). */
+const stateOf = (pid: number): string | null => {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return text.slice(text.lastIndexOf(")") + 2).split(" ")[0] as string
+  } catch {
+    return null
+  }
+}
+
+/** Whether process `pid` exists (a zombie counts). */
+const exists = (pid: number): boolean => stateOf(pid) !== null
 
 /** Waits until `file` exists (the test's timeout bounds the wait). */
 const waitFor = async (file: string) => {
@@ -166,8 +189,9 @@ describe("StepProcess: output and pid files", { timeout: 60_000 }, () => {
     await waitFor(files.pid)
     expect(fs.statSync(directory).mode & 0o777).toBe(0o700)
     for (const file of Object.values(files)) expect(fs.statSync(file).mode & 0o777, file).toBe(0o600)
-    // "<pgid> <boot id>": a pid from before a reboot is never taken for a live group.
-    expect(fs.readFileSync(files.pid, "utf8")).toBe(`${running.pid} ${fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()}`)
+    // "<pgid> <boot id> <start time>": a pid from before a reboot, or given to another process
+    // since, is never taken for the command's group.
+    expect(fs.readFileSync(files.pid, "utf8")).toBe(`${running.pid} ${bootId()} ${startTicks(running.pid as number)}`)
     // the command has written both lines before it is stopped (it sleeps after them)
     for (let i = 0; i < 600 && (fs.statSync(files.stdout).size === 0 || fs.statSync(files.stderr).size === 0); i++) {
       await new Promise((resolve) => setTimeout(resolve, 50))
@@ -207,6 +231,43 @@ describe("StepProcess: output and pid files", { timeout: 60_000 }, () => {
     expect(StepProcess.orphan(directory, "i-1")).toBeNull()
     running.cancel()
     await Effect.runPromise(running.exit)
+  })
+
+  it("orphan: an unrelated process group given the pid file's number is neither the orphan nor signalled", async () => {
+    const directory = tempDir()
+    // A process of another session and group, as a reused pid would name it.
+    const stranger = spawn("setsid", ["sleep", "30"], { stdio: "ignore" })
+    const pid = stranger.pid as number
+    while (stateOf(pid) === null || fs.readFileSync(`/proc/${pid}/stat`, "utf8").includes("(setsid)")) await sleep(20)
+    try {
+      const file = StepProcess.filesOf(directory, "i-1").pid
+      // Another start time (the command that had this number), and the older file without one.
+      for (const content of [`${pid} ${bootId()} 1`, `${pid} ${bootId()}`, String(pid)]) {
+        fs.writeFileSync(file, content)
+        expect(StepProcess.orphan(directory, "i-1"), content).toBeNull()
+      }
+      // Its own start time does name it (that is how the command's own group is known).
+      fs.writeFileSync(file, `${pid} ${bootId()} ${startTicks(pid)}`)
+      expect(StepProcess.orphan(directory, "i-1")).toBe(pid)
+      expect(stateOf(pid)).toBe("S")
+    } finally {
+      stranger.kill("SIGKILL")
+    }
+  })
+
+  it("orphan: a command that ended and was never reaped (a zombie) has ended", async () => {
+    const directory = tempDir()
+    // The shell starts a group leader that exits at once, then becomes a sleep that never reaps it.
+    const parent = spawn("/bin/sh", ["-c", "setsid /bin/sh -c 'exit 0' & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] })
+    try {
+      const pid = await new Promise<number>((resolve) => parent.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim()))))
+      while (stateOf(pid) !== "Z") await sleep(20)
+      fs.writeFileSync(StepProcess.filesOf(directory, "i-1").pid, `${pid} ${bootId()} ${startTicks(pid)}`)
+      expect(StepProcess.orphan(directory, "i-1")).toBeNull()
+      expect(exists(pid)).toBe(true)
+    } finally {
+      parent.kill("SIGKILL")
+    }
   })
 
   it("orphan: a group that is gone is no orphan, even with its pid file left", async () => {

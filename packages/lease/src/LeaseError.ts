@@ -126,7 +126,13 @@ export class LeaseLost extends Schema.TaggedError<LeaseLost>()("@ratchet/lease/L
   held: Schema.Boolean
 }) {
   override get message(): string {
-    const now = this.held ? `it is now held at epoch ${this.currentEpoch}` : "it has been released"
+    // A later epoch means another holder took the lease over, whether or not it still holds it.
+    const takenOver = this.currentEpoch !== null && this.currentEpoch > this.epoch
+    const now = takenOver
+      ? `it was taken over at epoch ${this.currentEpoch}${this.held ? ", which holds it now" : " and has been released since"}`
+      : this.held
+      ? `it is now held at epoch ${this.currentEpoch}`
+      : "it has been released"
     return `Lost the lease of task ${this.taskId}: this holder had epoch ${this.epoch} but ${now}. Stop writing: the store rejects every write of epoch ${this.epoch}. Run \`ratchet status ${this.taskId}\` to see who holds it.`
   }
 }

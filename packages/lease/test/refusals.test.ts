@@ -7,6 +7,7 @@ import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
+import * as LeaseError from "../src/LeaseError.js"
 import * as LeaseManager from "../src/LeaseManager.js"
 import { A, B, checkpoint, createTask, owner, PROJECT, sqliteStore, writeAtHead } from "./fixtures.js"
 
@@ -196,4 +197,14 @@ describe("refusals", () => {
       for (let i = 0; i < 5; i += 1) yield* leases.observe(key("t-9"))
       expect(yield* stateOf("t-9")).toEqual(before)
     }).pipe(Effect.provide(sqliteStore())))
+
+  it("a lost lease says whether it was taken over (held now, or released since) or released by its holder's side", () => {
+    const lost = (currentEpoch: number | null, held: boolean) =>
+      new LeaseError.LeaseLost({ projectId: PROJECT, taskId: "t-10", epoch: 1, currentEpoch, held }).message
+    expect(lost(2, true)).toContain("this holder had epoch 1 but it was taken over at epoch 2, which holds it now.")
+    // A runner stopped (SIGSTOP) past its grace finds, when it goes on, a successor that took over and finished.
+    expect(lost(2, false)).toContain("this holder had epoch 1 but it was taken over at epoch 2 and has been released since.")
+    expect(lost(2, false)).not.toContain("it has been released.")
+    expect(lost(1, false)).toContain("this holder had epoch 1 but it has been released.")
+  })
 })

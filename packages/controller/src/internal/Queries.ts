@@ -5,6 +5,7 @@
  * @since 0.2.0
  * @internal
  */
+import * as BlobStore from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as Clock from "effect/Clock"
@@ -12,6 +13,8 @@ import * as Effect from "effect/Effect"
 import type * as Controller from "../Controller.js"
 import * as Episode from "../Episode.js"
 import * as Explain from "../Explain.js"
+import * as Preflight from "../Preflight.js"
+import * as StaleEvidence from "../StaleEvidence.js"
 import * as TaskBranch from "../TaskBranch.js"
 import * as UseCase from "./UseCase.js"
 
@@ -22,7 +25,7 @@ import * as UseCase from "./UseCase.js"
  * @category constructors
  */
 export const make = (kit: UseCase.Kit) => {
-  const { store, models, leases, projectId, summaryOf, key, viewOf, authority, pendingStepsOf, codeChangedOf } = kit
+  const { store, blobs, project, models, leases, projectId, summaryOf, key, viewOf, authority, pendingStepsOf, codeChangedOf } = kit
 
   const listTasks: Controller.Service["listTasks"] = Effect.flatMap(
     TaskBranch.summaries(projectId).pipe(
@@ -43,7 +46,6 @@ export const make = (kit: UseCase.Kit) => {
       // A completion is explained on the verdicts `ratchet done` would decide on.
       const episode = summary.task.state === "VERIFYING"
         ? yield* Episode.current(summary.task, summary.branch).pipe(
-          Effect.map((found) => ({ runId: found.runId, verdicts: found.verdicts, workers: found.view.workers })),
           Effect.provideService(EventStore.EventStore, store),
           Effect.catchTags({
             "@ratchet/controller/InvalidRequest": () => Effect.succeed(undefined),
@@ -51,15 +53,25 @@ export const make = (kit: UseCase.Kit) => {
           })
         )
         : undefined
-      return Explain.explain(summary.task, to, {
-        authority: yield* authority,
-        episode,
-        now: yield* Clock.currentTimeMillis,
+      const trusted = yield* authority
+      const now = yield* Clock.currentTimeMillis
+      const explained = Explain.explain(summary.task, to, {
+        authority: trusted,
+        episode: episode && { runId: episode.runId, verdicts: episode.verdicts, workers: episode.view.workers },
+        now,
         // The caller holds the lease only when it presents the held epoch (as its writes would).
         leaseHeld: observation.status !== "free" && options?.leaseEpoch !== undefined && observation.epoch === options.leaseEpoch,
         pendingSteps,
         codeChanged
       })
+      // And on the evidence `ratchet done` checks after the gate: current, and readable.
+      if (episode === undefined || explained.to !== "COMPLETED" || explained.decision !== "CLEAR") return explained
+      const stale = yield* StaleEvidence.check(summary.task, episode, project.root, trusted).pipe(
+        Effect.provideService(BlobStore.BlobStore, blobs),
+        Effect.catchTag("@ratchet/controller/WorkTreeError", (error) =>
+          Effect.fail(new Preflight.PreflightError({ operation: error.operation, path: error.root, reason: error.reason, fix: "Check that git works in this checkout (git status)." })))
+      )
+      return stale === null ? explained : Explain.held(explained, stale.gate(now, summary.version))
     })
 
   const log: Controller.Service["log"] = (taskId, branch) =>

@@ -25,3 +25,25 @@ export const alive = (pid: number): boolean => {
     return (error as NodeJS.ErrnoException).code === "EPERM"
   }
 }
+
+/**
+ * What `/proc/<pid>/stat` says of process `pid` (Linux), or null when it does not exist or the
+ * system has no such file: its state (`R`, `S`, `Z` for a zombie, …), its process group, and its
+ * start time (field 22, in clock ticks since boot). A pid is reused; a pid with its start time is
+ * not, within one boot.
+ */
+export const stat = (pid: number): { readonly state: string; readonly pgrp: number; readonly startTicks: string } | null => {
+  let text: string
+  try {
+    text = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  } catch {
+    return null
+  }
+  // The command name (field 2) is in parentheses and may itself hold spaces or parentheses.
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ")
+  const state = fields[0]
+  const pgrp = Number(fields[2])
+  const startTicks = fields[19]
+  if (state === undefined || !Number.isSafeInteger(pgrp) || startTicks === undefined || !/^\d{1,20}$/.test(startTicks)) return null
+  return { state, pgrp, startTicks }
+}

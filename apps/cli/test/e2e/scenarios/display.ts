@@ -129,6 +129,8 @@ export const display = (engine: Engine): void => {
         ["RATCHET_HOME", "", "is set but empty"],
         ["RATCHET_HOME", "relative/home", "is not an absolute path"],
         ["RATCHET_DATABASE_URL", "bogus", "is not a postgres:// URL"],
+        // The schema names where a PostgreSQL store lives; with SQLite it names nothing.
+        ...(engine.name === "postgres" ? [["RATCHET_DATABASE_SCHEMA", "Bad-Schema", "is not a lowercase PostgreSQL identifier"] as const] : []),
         ["RATCHET_SQLITE_SYNCHRONOUS", "off", "is not FULL or NORMAL"],
         ["RATCHET_SQLITE_BUSY_TIMEOUT_MS", "x", "is not an integer from 0"],
         ["RATCHET_LEASE_HEARTBEAT_MS", "abc", "is not an integer from 1"],

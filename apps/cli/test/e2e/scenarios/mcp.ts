@@ -48,7 +48,7 @@ interface Called {
 }
 
 /** A connected client of `ratchet mcp` run in the world's repository, and what it wrote on stderr. */
-const connect = async (world: World, env: Record<string, string> = {}): Promise<{ readonly client: Client; readonly stderr: () => string }> => {
+export const connect = async (world: World, env: Record<string, string> = {}): Promise<{ readonly client: Client; readonly stderr: () => string }> => {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [bin, "mcp"],
@@ -63,7 +63,7 @@ const connect = async (world: World, env: Record<string, string> = {}): Promise<
   return { client, stderr: () => Buffer.concat(errors).toString("utf8") }
 }
 
-const call = async (client: Client, name: string, args: Record<string, unknown>): Promise<Called> => {
+export const call = async (client: Client, name: string, args: Record<string, unknown>): Promise<Called> => {
   const result = await client.callTool({ name, arguments: args })
   const content = result.content as ReadonlyArray<{ readonly type: string; readonly text?: string }>
   return { isError: result.isError === true, text: content[0]?.text ?? "", json: result.structuredContent }

@@ -1,6 +1,7 @@
 /**
  * Scenarios 4 and 6: going back. A preflight that finds a wrong assumption in the contract holds
- * the plan until the task is reopened and the spec corrected; a FAILED task (driven there through
+ * the plan until the task is reopened and the spec corrected (an allowed scope naming what the task
+ * will create is no wrong assumption: it is a permission); a FAILED task (driven there through
  * the store, as a runner would) reopens only with the user's receipt typed on a terminal.
  */
 import { afterAll, describe, expect, it } from "vitest"
@@ -27,6 +28,28 @@ export const recovery = (engine: Engine): void => {
   afterAll(removeWorlds)
 
   describe("recovery", { concurrent: true, timeout: 240_000 }, () => {
+    it("4b. an allowed scope naming what the task will create is a permission: the plan is not held; a path with nowhere to go is", async () => {
+      const world = await makeWorld(engine)
+      const creating = specText({ allowedScope: ["greet.sh", "notes/", "notes/today.md", "test/**"] })
+      const taskId = await toSpecReady(world, "Add a greeting script and its notes", creating)
+      await approveOk(world, taskId, "spec")
+      const preflight = await world.run(["preflight", taskId, "--json"])
+      expect(preflight.code).toBe(0)
+      expect(preflight.json.observation).toMatchObject({ missingPaths: [], invalidScopes: [] })
+      const planned = await world.run(["plan", taskId, "--file", world.file("plan.yaml", planText()), "--json"])
+      expect(planned.code, planned.stdout).toBe(0)
+      expect((await status(world, taskId)).state).toBe("PLAN_READY")
+
+      // Nowhere to go: its directory is not there and no allowed path grants it.
+      const nowhere = await toSpecReady(world, "Write into a directory nobody makes", specText({ allowedScope: ["nowhere/deep/file.md"] }))
+      await approveOk(world, nowhere, "spec")
+      const found = await world.run(["preflight", nowhere, "--json"])
+      expect(found.json.observation.invalidScopes).toEqual(["allowedScope: nowhere/deep/file.md (nowhere/deep/file.md does not exist, nor does its directory nowhere/deep)"])
+      const held = await world.run(["plan", nowhere, "--file", world.file("plan-2.yaml", planText()), "--json"])
+      expect(held.code).toBe(3)
+      expect(held.json.error.gate.reasons.map((r: { code: string }) => r.code)).toEqual(["preflight_wrong_assumption"])
+    })
+
     it("4. a preflight that finds a missing path holds the plan until the task is reopened and the spec corrected", async () => {
       const world = await makeWorld(engine)
       const wrong = specText({ relevantPaths: ["test/date.test.js", "src/legacy/date.js"] })

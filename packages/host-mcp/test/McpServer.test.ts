@@ -18,7 +18,7 @@ import * as Stream from "effect/Stream"
 import * as Identity from "../src/Identity.js"
 import * as McpServer from "../src/McpServer.js"
 import * as Tools from "../src/Tools.js"
-import { agent, call, connect, person, plan, spec, world, write } from "./fixture.js"
+import { agent, call, connect, person, plan, registerApprovers, spec, verifier, world, write } from "./fixture.js"
 
 /** Everything the store says about the project, as one value: equal before and after means nothing was written. */
 const fingerprint = Effect.gen(function*() {
@@ -103,6 +103,7 @@ describe("McpServer", () => {
 
         // the person restates, approves and closes; the agent proposes the spec from a workspace file
         yield* c.restate(taskId, "Freeze the clock in the date test.", person)
+        yield* registerApprovers
         yield* approve(taskId, "restatement")
         yield* c.closeBrief(taskId, person)
         const proposed = yield* call(client, "spec_propose", { taskId, file: write(root, "docs/spec.md", spec) })
@@ -141,12 +142,12 @@ describe("McpServer", () => {
 
         // verification by someone else, then the evidence as `ratchet evidence --json`
         expect((yield* call(client, "task_evidence", { taskId })).json.criteria[0].counted).toBeNull()
-        const verified = yield* Verify.verify({ taskId, acs: [], invocation: { actor: { kind: "verifier", id: "ci" } } })
+        const verified = yield* Verify.verify({ taskId, acs: [], invocation: verifier })
         expect(verified.conclusion.outcome, JSON.stringify(verified, null, 1).slice(0, 3000)).toBe("APPROVED")
         const evidence = yield* call(client, "task_evidence", { taskId, showOutput: true })
         expect(evidence.isError, evidence.text).toBe(false)
         expect(evidence.json).toMatchObject({ ok: true, command: "evidence", taskId, state: "VERIFYING" })
-        expect(evidence.json.criteria[0]).toMatchObject({ acId: "AC-001", counted: { verdict: "PASS", verifier: { kind: "verifier", id: "ci" } } })
+        expect(evidence.json.criteria[0]).toMatchObject({ acId: "AC-001", counted: { verdict: "PASS", verifier: { kind: "user", id: "ci" } } })
         const bodies = Object.values(evidence.json.bodies as Record<string, { readonly text: string }>)
         expect(bodies.map((body) => body.text).join("")).toContain(process.version)
         const unknownAc = yield* call(client, "task_evidence", { taskId, acs: ["AC-404"] })

@@ -5,6 +5,7 @@
  * was asked to start.
  */
 import { execFileSync } from "node:child_process"
+import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -56,8 +57,31 @@ export interface Starts {
 /** The agent the tests' server acts as. */
 export const agent: Event.Actor = { kind: "agent", id: "mcp-test" }
 
-/** A person, for the acts only a person may do (approvals), made through the controller directly. */
-export const person: Controller.Invocation = { actor: { kind: "user", id: "ana" } }
+/** The DER prefix of a PKCS#8 Ed25519 private key; the 32-byte seed follows it. */
+const pkcs8Prefix = Buffer.from("302e020100300506032b657004220420", "hex")
+
+/**
+ * A test approval key from a one-byte seed, signing as approver `id` (the controller's
+ * `ApproverKey.Signer` shape). Test-only: anyone can recompute its private half.
+ */
+const signerOf = (seed: number, id: string) => {
+  const privateKey = crypto.createPrivateKey({ key: Buffer.concat([pkcs8Prefix, Buffer.alloc(32, seed)]), format: "der", type: "pkcs8" })
+  const key = `ed25519:${String(crypto.createPublicKey(privateKey).export({ format: "jwk" }).x)}`
+  return { id, key, sign: (message: Uint8Array) => ({ key, value: crypto.sign(null, message, privateKey).toString("base64url") }) }
+}
+
+/**
+ * A person, for the acts only a person may do (approvals), made through the controller directly
+ * and signed with their approval key (register it with `registerApprovers` first).
+ */
+export const person: Controller.Invocation = { actor: { kind: "user", id: "ana" }, signer: signerOf(5, "ana") }
+
+/** A verifier of record who did none of the work, with an approval key of its own. */
+export const verifier: Controller.Invocation = { actor: { kind: "verifier", id: "ci" }, signer: signerOf(7, "ci") }
+
+/** The project's approvers: the person, who then adds the verifier (as `ratchet approver init` and `add` do). */
+export const registerApprovers = Effect.flatMap(Controller.Controller, (c) =>
+  Effect.zipRight(c.approvers.register(person.signer!), c.approvers.add(person.signer!, { id: "ci", key: verifier.signer!.key })))
 
 /** A project, its store and the server's services, with the run starter double. */
 export const world = Effect.gen(function*() {

@@ -69,7 +69,11 @@ describe("Histories", () => {
       }
     }
     expect([...states].sort()).toEqual([...STATES].sort())
-    expect([...tags].sort()).toEqual(Object.keys(Event.catalogue).sort())
+    // Every event of a task's own stream on its branch. Not generated here, by hand: the approvers'
+    // entries live in the project's approvers stream (the kernel's Approvers tests cover them),
+    // and a rewind forks the task onto a new branch (the controller's rewind tests cover it).
+    const elsewhere = ["ApproversEntryRecorded", "TaskRewound"]
+    expect([...tags].sort()).toEqual(Object.keys(Event.catalogue).filter((tag) => !elsewhere.includes(tag)).sort())
   }, 120_000)
 
   it("presents the held epoch, or none", () => {

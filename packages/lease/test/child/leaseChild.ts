@@ -125,6 +125,13 @@ const contender = Effect.gen(function*() {
       : seen.status === "expired"
       ? yield* Effect.either(Effect.map(leases.takeover(key, owner), (took) => took.lease))
       : undefined
+    if (taken !== undefined && taken._tag === "Left" && taken.left._tag === "@ratchet/lease/LeaseLost") {
+      // Taken, committed, and lost before the read-back: stalled past the grace (a loaded machine),
+      // a tenure of the log all the same, with nothing written under it.
+      tenures += 1
+      yield* report({ event: "tenure", epoch: taken.left.epoch, writes: [], released: false, stale: null, lost: true })
+      continue
+    }
     if (taken === undefined || taken._tag === "Left") {
       yield* Effect.sleep(`${1 + Math.floor(Math.random() * 4)} millis`)
       continue

@@ -272,6 +272,9 @@ export const suite: Suite = {
               if (approved.task.state !== "PLAN_APPROVED") return yield* Effect.dieMessage(`${taskId} is ${approved.task.state}`)
               return taskId
             }), { concurrency: setupConcurrency }))).pipe(Effect.provide(controller)))
+        // the approvers the registration wrote are committed too: every clone must trust the same people
+        await git(repo, storeEnv, ["add", ".ratchet/approvers.json"])
+        await git(repo, storeEnv, ["commit", "-q", "-m", "ratchet approvers"])
         const clones = []
         for (let i = 0; i < runners; i++) {
           const cwd = path.join(directory, `clone-${i + 1}`)

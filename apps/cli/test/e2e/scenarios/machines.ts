@@ -97,14 +97,15 @@ export const manyMachines = (engine: Engine): void => {
       ])
       const tasks = await mapLimit(Array.from({ length: 12 }, (_, i) => i), 3, (i) =>
         toPlanApproved(world, `Machine task ${i + 1}`, specText(), plan))
-      // the project file is committed, so every clone is the same project in its own workspace
+      // the project file and its approvers are committed, so every clone is the same project, trusting
+      // the same people, in its own workspace
       await world.ok(["status", tasks[0]!])
       const git = (cwd: string, args: ReadonlyArray<string>) =>
         new Promise<void>((resolve, reject) => {
           const child = spawn("git", args, { cwd, env: world.env, stdio: "ignore" })
           child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`git ${args.join(" ")} exited ${code}`))))
         })
-      await git(world.repo, ["add", ".ratchet/project.json"])
+      await git(world.repo, ["add", ".ratchet/project.json", ".ratchet/approvers.json"])
       await git(world.repo, ["commit", "-q", "-m", "ratchet project"])
       const machines = ["a", "b", "c"].map((name) => {
         const clone = path.join(world.root, `machine-${name}`)

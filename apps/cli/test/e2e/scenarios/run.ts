@@ -429,8 +429,10 @@ export const runScenarios = (engine: Engine): void => {
       expect((await world.run(["run", taskId])).code).toBe(3)
       const log = await events(world, taskId)
       expect((await status(world, taskId)).state).toBe("BLOCKED")
-      // the position right after step one's boundary, before step two started
-      const boundary = log.filter((r) => r.type === "CheckpointRecorded" && r.event.kind === "step")[0]!
+      // the position right after the run's start: a step's end and the next step's start are one
+      // append (ADR 0020), so the last position before any step is the run start's append's end
+      const runStart = log.find((r) => r.type === "CheckpointRecorded" && r.event.kind === "run_start")!
+      const boundary = log.filter((r) => r.operationId === runStart.operationId).at(-1)!
 
       // a person's act at a terminal, signed with their approval key: refused off one, for an agent
       // on one (without the key), and for anyone on one without the key
@@ -470,7 +472,7 @@ export const runScenarios = (engine: Engine): void => {
       expect(view).toMatchObject({ state: "RUNNING", branch: "rewind-1", lastLsn: forked.lsn, blockers: [] })
       expect((await world.ok(["status", taskId])).stdout).toContain("branch:     rewind-1")
 
-      // the cause is fixed; the run continues from step two on the new branch
+      // the cause is fixed; the run starts again on the new branch
       fs.writeFileSync(fixed, "yes\n")
       const ran = await world.run(["run", taskId])
       expect(ran.code, ran.stderr).toBe(0)

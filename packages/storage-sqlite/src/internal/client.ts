@@ -99,7 +99,9 @@ export const make = (filename: string): Effect.Effect<Handle, never, Scope.Scope
         )
         return transformRows ? Effect.map(effect, transformRows) : effect
       },
-      executeStream: () => Effect.dieMessage("executeStream not implemented") as never
+      // Streaming queries are not offered, exactly as in @effect/sql-sqlite-node, whose client this
+      // mirrors: the store reads the log in pages of ordinary queries and never asks for a stream.
+      executeStream: () => Effect.dieMessage("SqliteStore's client runs no streaming queries: read in pages (as @effect/sql-sqlite-node does)") as never
     }
 
     const semaphore = yield* Effect.makeSemaphore(1)

@@ -505,14 +505,21 @@ const stores: Layer.Layer<
     }
   }
   const inner = yield* SqlStore.makeWith({ appended: remember })
+  // Only outside a caller's transaction (see `append`), so a serialization failure is retried whole.
   const call = (plan: string) =>
-    Effect.flatMap(inTransaction, (nested) => {
-      const once = typed("append", sql<{ readonly first: string | number | null }>`SELECT ratchet_append(${plan}) AS first`)
-      return nested ? once : Effect.retry(once, { schedule: retrySchedule, while: isSerialization })
+    Effect.retry(typed("append", sql<{ readonly first: string | number | null }>`SELECT ratchet_append(${plan}) AS first`), {
+      schedule: retrySchedule,
+      while: isSerialization
     })
   const append: EventStore.Service["append"] = (request) =>
-    Effect.flatMap(SqlAppend.prepare(request), (prepared) => {
+    Effect.flatMap(Effect.zip(SqlAppend.prepare(request), inTransaction), ([prepared, nested]) => {
       const key = keyOf(prepared.streamId, prepared.branch)
+      // Inside a caller's transaction nothing may be remembered: that transaction can still roll
+      // back, and a later one-call append would be decided against a state that never committed.
+      if (nested) {
+        branches.delete(key)
+        return Effect.ensuring(inner.eventStore.append(request), Effect.sync(() => branches.delete(key)))
+      }
       const one = SqlAppendOnce.oneCall(prepared, branches.get(key))
       if (one === undefined) return inner.eventStore.append(request)
       return Effect.flatMap(call(one.plan), (rows) => {

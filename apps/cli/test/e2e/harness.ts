@@ -95,6 +95,64 @@ export const exec = (
   })
 
 /**
+ * Runs `command` (a shell command line) under `script`, which gives it a pseudo-terminal, and
+ * types `input` there one line per prompt, as a person would: a line goes in only once the
+ * terminal's output ends in a prompt (`…: `), and input ends (`script` then sends the terminal's
+ * end-of-file) only at a prompt no line is left for.
+ *
+ * Typing everything at once and closing at once is not the same: `script` sends its end-of-file as
+ * soon as it has passed the input on, and if the program has not yet put the terminal in raw mode
+ * (a slow start on a loaded machine) the end-of-file is taken by the line discipline and lost when
+ * the mode changes, and a prompt that never sees it waits for ever.
+ */
+export const execTty = (
+  command: string,
+  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly input: string }
+): Promise<Result> =>
+  new Promise((resolve, reject) => {
+    const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] })
+    const lines = options.input.split("\n")
+    // "a\nb\n" is two lines, not two and an empty third.
+    if (lines.at(-1) === "") lines.pop()
+    const out: Array<Buffer> = []
+    const err: Array<Buffer> = []
+    let seen = 0
+    let ended = false
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`timed out after ${callTimeoutMs} ms under a terminal: ${command}`))
+    }, callTimeoutMs)
+    const atPrompt = () => {
+      const text = Buffer.concat(out).toString("utf8")
+      if (text.length === seen || !/: $/.test(text)) return
+      seen = text.length
+      const line = lines.shift()
+      if (line !== undefined) child.stdin.write(`${line}\n`)
+      else if (!ended) {
+        ended = true
+        child.stdin.end()
+      }
+    }
+    child.stdout.on("data", (chunk: Buffer) => {
+      out.push(chunk)
+      atPrompt()
+    })
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk))
+    child.on("error", (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+    child.on("close", (code, signal) => {
+      clearTimeout(timer)
+      const stdout = Buffer.concat(out).toString("utf8")
+      resolve({ code: code ?? (signal === null ? -1 : 128), stdout, stderr: Buffer.concat(err).toString("utf8"), json: jsonOf(stdout, true) })
+    })
+    child.stdin.on("error", () => {
+      // The program ended without reading all of it: its exit code says what happened.
+    })
+  })
+
+/**
  * `f` over `items`, at most `limit` at a time, results in order. Concurrent CLI calls each open the
  * store (SQLite takes its write lock to check the migrations), so a table of refusals is run a few
  * at a time rather than all at once.
@@ -349,12 +407,7 @@ export const makeWorld = async (
     return result
   }
   const tty: World["tty"] = (args, input, extraEnv = {}) =>
-    exec("script", ["-qec", [process.execPath, bin, ...args].map(shellWord).join(" "), "/dev/null"], {
-      cwd: repo,
-      env: { ...env, ...extraEnv },
-      input,
-      lenient: true
-    })
+    execTty([process.execPath, bin, ...args].map(shellWord).join(" "), { cwd: repo, env: { ...env, ...extraEnv }, input })
   const file: World["file"] = (name, content) => {
     const target = path.join(files, name)
     fs.writeFileSync(target, content)

@@ -20,6 +20,7 @@ import {
   type Engine,
   events,
   exec,
+  execTty,
   makeWorld,
   passphrase,
   planText,
@@ -89,7 +90,7 @@ const forgeGenesis = async (world: World, id: string, key: string, secret: strin
   delete env["RATCHET_DATABASE_URL"]
   delete env["RATCHET_DATABASE_SCHEMA"]
   const quoted = [process.execPath, bin, "approver", "init", "--id", id, "--kdf-cost", "14", "--json"].map((word) => `'${word.replace(/'/g, "'\\''")}'`).join(" ")
-  const made = await exec("script", ["-qec", quoted, "/dev/null"], { cwd: world.repo, env, input: `${secret}\n${secret}\n`, lenient: true })
+  const made = await execTty(quoted, { cwd: world.repo, env, input: `${secret}\n${secret}\n` })
   if (made.code !== 0 || made.json?.registered !== true) throw new Error(`the agent's approver init exited ${made.code}\n${made.stdout}`)
   const genesis = JSON.parse(fs.readFileSync(file, "utf8")).entries[0]
   fs.writeFileSync(file, committed)

@@ -43,7 +43,14 @@ const payload = (world: World, file: string, change: (value: Payload) => void = 
   return JSON.stringify(value)
 }
 
-const hook = (world: World, input: string, host: keyof typeof fixtureDirectory = "claude-code") => world.run(["hook", host], { input })
+const hook = (world: World, input: string, host: keyof typeof fixtureDirectory = "claude-code", env: Record<string, string> = {}) =>
+  world.run(["hook", host], { input, env })
+
+/**
+ * Leases that do not lapse while a test runs: a scenario about what the guard denies must not see
+ * the other host's session take a lease over because a loaded machine left 30 s between two calls.
+ */
+const steadyLease = { RATCHET_LEASE_GRACE_MS: "3600000" } as const
 
 /** A Codex payload. */
 const codex = (world: World, file: string, change: (value: Payload) => void = () => {}): string => payload(world, file, change, "codex")
@@ -271,7 +278,7 @@ export const hookScenarios = (engine: Engine): void => {
             : codex(world, "PreToolUse.bash-npm-test.json", (value) => {
               value["tool_input"]["command"] = command
             })
-          const result = await hook(world, input, host)
+          const result = await hook(world, input, host, steadyLease)
           expect(result.code, `${host} ${name}: ${result.stderr}`).toBe(0)
           expect(JSON.parse(result.stdout).hookSpecificOutput, `${host} ${name}`).toMatchObject({ hookEventName: "PreToolUse", permissionDecision: "deny" })
         }
@@ -280,7 +287,7 @@ export const hookScenarios = (engine: Engine): void => {
       for (const command of ["npm test", "git status", "ls", "grep -r date test", "cat README.md | head", `ratchet status ${planned}`]) {
         const result = await hook(world, payload(world, "PreToolUse.Bash.npm-test.json", (value) => {
           value["tool_input"]["command"] = command
-        }))
+        }), "claude-code", steadyLease)
         expect([result.code, result.stdout], command).toEqual([0, ""])
       }
 
@@ -290,23 +297,23 @@ export const hookScenarios = (engine: Engine): void => {
         const edit = await hook(world, payload(world, "PreToolUse.Edit.json", (value) => {
           value["cwd"] = cwd
           value["tool_input"]["file_path"] = readme
-        }))
+        }), "claude-code", steadyLease)
         expect(JSON.parse(edit.stdout).hookSpecificOutput, JSON.stringify(cwd)).toMatchObject({ permissionDecision: "deny" })
         const patch = await hook(world, codex(world, "PreToolUse.apply_patch.json", (value) => {
           value["cwd"] = cwd
           patchOf(readme)(value)
-        }), "codex")
+        }), "codex", steadyLease)
         expect(JSON.parse(patch.stdout).hookSpecificOutput, JSON.stringify(cwd)).toMatchObject({ permissionDecision: "deny" })
         const shell = await hook(world, payload(world, "PreToolUse.Bash.npm-test.json", (value) => {
           value["cwd"] = cwd
           value["tool_input"]["command"] = `echo hi > ${readme}`
-        }))
+        }), "claude-code", steadyLease)
         expect(JSON.parse(shell.stdout).hookSpecificOutput, JSON.stringify(cwd)).toMatchObject({ permissionDecision: "deny" })
       }
       const outside = denialOf((await hook(world, payload(world, "PreToolUse.Edit.json", (value) => {
         value["cwd"] = "/"
         value["tool_input"]["file_path"] = readme
-      }))).stdout)
+      }), "claude-code", steadyLease)).stdout)
       expect(outside).toContain(`outside the project ${world.repo}`)
 
       // the project comes from where the hook runs: CLAUDE_PROJECT_DIR names it even when the hook
@@ -314,7 +321,7 @@ export const hookScenarios = (engine: Engine): void => {
       const elsewhere = (env: Record<string, string>) =>
         world.run(["hook", "claude-code"], {
           cwd: world.root,
-          env,
+          env: { ...steadyLease, ...env },
           input: payload(world, "PreToolUse.Edit.json", (value) => {
             value["tool_input"]["file_path"] = readme
           })

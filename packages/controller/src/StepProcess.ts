@@ -15,7 +15,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { spawn } from "node:child_process"
 import * as Effect from "effect/Effect"
-import { alive, bootId, stat } from "./internal/processes.js"
+import { alive, bootId, members, stat } from "./internal/processes.js"
 
 /**
  * How a command ended.
@@ -115,10 +115,13 @@ export const filesOf = (directory: string, name: string) => ({
  * runner died), or null: no pid file, a damaged one, another boot's, or a group that is not the
  * one the file names any more.
  *
- * The file says "<pgid> <boot id> <start time>"; the group is the command's only while its leader
- * (the shell, whose pid is the group's id) is the process that started then. A leader that is gone
- * cannot be told from a later process given its number, so it counts as ended and nothing is
- * signalled. A leader that is a zombie has ended (its runner, stopped or dead, has not reaped it):
+ * The file says "<pgid> <boot id> <start time>"; the group is the command's while its leader (the
+ * shell, whose pid is the group's id) is the process that started then. A leader that has exited
+ * and been reaped leaves the group to what it started in the background: while any member lives,
+ * the system gives the group's number to no new process, so members that started no earlier than
+ * the shell are the command's, still running its effect (a pid file forged to name another
+ * leaderless group is out of reach: it sits in Ratchet's home, which only the sandbox keeps an
+ * agent from writing). A leader that is a zombie has ended (its runner, stopped or dead, has not reaped it):
  * what it left in its group is killed, as a runner does at the end of every step — the zombie still
  * holds the group's id, so that group is the command's.
  *
@@ -138,7 +141,14 @@ export const orphan = (directory: string, name: string): number | null => {
   const pgid = Number(match[1])
   if (!Number.isSafeInteger(pgid) || pgid <= 1) return null
   const leader = stat(pgid)
-  if (leader === null || leader.startTicks !== match[3] || leader.pgrp !== pgid) return null
+  if (leader === null) {
+    // The shell has exited and was reaped, but what it started in the background may run on: the
+    // group's number is not given to a new process while a member lives, so members that started
+    // no earlier than the shell are the command's, and it has not ended.
+    const startedAt = BigInt(match[3])
+    return members(pgid).some((member) => BigInt(member.startTicks) >= startedAt) ? pgid : null
+  }
+  if (leader.startTicks !== match[3] || leader.pgrp !== pgid) return null
   if (leader.state === "Z" || leader.state === "X") {
     killGroup(pgid)
     return null

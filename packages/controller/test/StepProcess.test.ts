@@ -249,7 +249,8 @@ describe("StepProcess: output and pid files", { timeout: 60_000 }, () => {
       // Its own start time does name it (that is how the command's own group is known).
       fs.writeFileSync(file, `${pid} ${bootId()} ${startTicks(pid)}`)
       expect(StepProcess.orphan(directory, "i-1")).toBe(pid)
-      expect(stateOf(pid)).toBe("S")
+      // Not signalled: still sleeping (or, just started on a busy machine, still running).
+      expect(["S", "R"]).toContain(stateOf(pid))
     } finally {
       stranger.kill("SIGKILL")
     }
@@ -267,6 +268,39 @@ describe("StepProcess: output and pid files", { timeout: 60_000 }, () => {
       expect(exists(pid)).toBe(true)
     } finally {
       parent.kill("SIGKILL")
+    }
+  })
+
+  it("orphan: a shell that exited leaves its background work running: that group is the orphan until it ends", async () => {
+    const directory = tempDir()
+    // A group of its own whose leader (the shell) exits at once, leaving a sleep behind it.
+    const shell = spawn("/bin/sh", ["-c", "sleep 30 & echo $!; exit 0"], { detached: true, stdio: ["ignore", "pipe", "ignore"] })
+    const exited = new Promise<void>((resolve) => shell.once("exit", () => resolve()))
+    const printed = new Promise<number>((resolve) => shell.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim()))))
+    const pgid = shell.pid as number
+    const shellStart = startTicks(pgid)
+    const child = await printed
+    await exited
+    while (exists(pgid)) await sleep(20)
+    try {
+      const file = StepProcess.filesOf(directory, "i-1").pid
+      fs.writeFileSync(file, `${pgid} ${bootId()} ${shellStart}`)
+      expect(StepProcess.orphan(directory, "i-1")).toBe(pgid)
+      // Members older than the shell the file names are not its work: another group had the number.
+      fs.writeFileSync(file, `${pgid} ${bootId()} ${BigInt(startTicks(child)) + 1n}`)
+      expect(StepProcess.orphan(directory, "i-1")).toBeNull()
+      expect(exists(child)).toBe(true)
+      // Once the background work has ended, so has the command.
+      process.kill(child, "SIGKILL")
+      while (stateOf(child) !== null && stateOf(child) !== "Z") await sleep(20)
+      fs.writeFileSync(file, `${pgid} ${bootId()} ${shellStart}`)
+      expect(StepProcess.orphan(directory, "i-1")).toBeNull()
+    } finally {
+      try {
+        process.kill(-pgid, "SIGKILL")
+      } catch {
+        // Already gone.
+      }
     }
   })
 

@@ -47,3 +47,25 @@ export const stat = (pid: number): { readonly state: string; readonly pgrp: numb
   if (state === undefined || !Number.isSafeInteger(pgrp) || startTicks === undefined || !/^\d{1,20}$/.test(startTicks)) return null
   return { state, pgrp, startTicks }
 }
+
+/**
+ * The processes of group `pgid` that are not zombies, from `/proc` (Linux): empty where the system
+ * has no `/proc`. A group's id is its leader's pid, and the system gives that number to no new
+ * process while any member of the group lives, so members found here are the group's own.
+ */
+export const members = (pgid: number): ReadonlyArray<{ readonly pid: number; readonly startTicks: string }> => {
+  let names: Array<string>
+  try {
+    names = fs.readdirSync("/proc")
+  } catch {
+    return []
+  }
+  const found: Array<{ readonly pid: number; readonly startTicks: string }> = []
+  for (const name of names) {
+    if (!/^\d{1,10}$/.test(name)) continue
+    const pid = Number(name)
+    const process = stat(pid)
+    if (process !== null && process.pgrp === pgid && process.state !== "Z" && process.state !== "X") found.push({ pid, startTicks: process.startTicks })
+  }
+  return found
+}

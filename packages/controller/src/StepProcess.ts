@@ -145,7 +145,7 @@ export const orphan = (directory: string, name: string): number | null => {
     // The shell has exited and was reaped, but what it started in the background may run on: the
     // group's number is not given to a new process while a member lives, so members that started
     // no earlier than the shell are the command's, and it has not ended.
-    const startedAt = BigInt(match[3])
+    const startedAt = BigInt(match[3] ?? "0")
     return members(pgid).some((member) => BigInt(member.startTicks) >= startedAt) ? pgid : null
   }
   if (leader.startTicks !== match[3] || leader.pgrp !== pgid) return null

@@ -311,8 +311,14 @@ export const make = (
     }
     // better-sqlite3 throws from its constructor and from the WAL pragma (e.g. SQLITE_NOTADB for a
     // file that is not a database); those throws are defects here, classified.
-    const handle = yield* Client.make(filename, readOnly === null ? undefined : () => ReadOnly.open(filename)).pipe(
-      Effect.catchAllDefect((defect) => Effect.fail(classifyHere("open", defect)))
+    const handle = yield* Client.make(filename, readOnly === null ? undefined : () => ReadOnly.open(filename, readOnly)).pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.fail(
+          defect instanceof ReadOnly.PendingWal
+            ? StorageError.make("open", StorageError.ReadOnly.make({ code: null, detail: defect.message }), defect)
+            : classifyHere("open", defect)
+        )
+      )
     )
     const client = handle.client
     yield* Effect.mapError(

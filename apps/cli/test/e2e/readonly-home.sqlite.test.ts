@@ -10,6 +10,7 @@
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import Database from "better-sqlite3"
 import { afterAll, describe, expect, it } from "vitest"
 import { bin, createTask, events, makeWorld, removeWorlds, type Result, sqlite, type World } from "./harness.js"
 
@@ -25,10 +26,11 @@ const chownTree = (root: string, uid: number, gid: number): void => {
 }
 
 /** `ratchet args` in the world's repository as {@link reader}. */
-const runAsReader = (world: World, args: ReadonlyArray<string>): Promise<Result> =>
+const runAsReader = (world: World, args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}): Promise<Result> =>
   new Promise((resolve, reject) => {
     const env = {
       ...world.env,
+      ...extraEnv,
       // The reader's own home; git trusts the repository the reader owns anyway.
       HOME: world.root
     }
@@ -93,6 +95,51 @@ describe("a read-only $RATCHET_HOME on SQLite", () => {
     expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: "" })
     expect((await runAsReader(world, ["log", taskId, "--json"])).stdout.split("\n").filter((line) => line !== "").length)
       .toBeGreaterThan(logged.length)
+  }, 120_000)
+
+  it("a store whose write-ahead log another process keeps is read in place, latest commit included; without its index it is refused saying how to fold it in", async () => {
+    const world = await makeWorld(sqlite, { approver: false })
+    const first = await createTask(world, "Folded into the file")
+    // Another process keeps the store open, so the next commit stays in the log (no checkpoint).
+    const keeper = new Database(path.join(world.home, "ratchet.db"))
+    try {
+      keeper.pragma("wal_autocheckpoint = 0")
+      // A read joins the log: while this connection is open, nobody else's close folds it in.
+      keeper.prepare("SELECT count(*) FROM ratchet_events").get()
+      const second = await createTask(world, "Only in the write-ahead log")
+      expect(fs.statSync(path.join(world.home, "ratchet.db-wal")).size).toBeGreaterThan(0)
+      // A copy of the file and its log without the log's index, as a crash can leave them.
+      const copy = path.join(world.root, "copy")
+      fs.mkdirSync(copy)
+      for (const name of ["ratchet.db", "ratchet.db-wal"]) fs.copyFileSync(path.join(world.home, name), path.join(copy, name))
+      fs.mkdirSync(path.join(copy, "blobs"))
+      if (asRoot) chownTree(world.root, 65534, 65534)
+      for (const name of ["ratchet.db-wal", "ratchet.db-shm"]) fs.chmodSync(path.join(world.home, name), 0o444)
+      setWritable(world, false)
+      for (const name of ["ratchet.db", "ratchet.db-wal"]) fs.chmodSync(path.join(copy, name), 0o444)
+      fs.chmodSync(copy, 0o555)
+      try {
+        const shown = await runAsReader(world, ["task", "list", "--json"])
+        expect({ code: shown.code, stderr: shown.stderr }).toEqual({ code: 0, stderr: "" })
+        expect(shown.json.tasks.map((task: { readonly taskId: string }) => task.taskId).sort()).toEqual([first, second].sort())
+
+        const refused = await runAsReader(world, ["task", "list", "--json"], { RATCHET_HOME: copy })
+        expect(refused.code).toBe(1)
+        expect(refused.json.error.reason._tag).toBe("ReadOnly")
+        expect(String(refused.json.error.message)).toContain(`its write-ahead log (${path.join(copy, "ratchet.db")}-wal) holds commits`)
+        expect(String(refused.json.error.message)).toContain("as a user who can write $RATCHET_HOME")
+        expect(fs.readdirSync(copy).sort()).toEqual(["blobs", "ratchet.db", "ratchet.db-wal"])
+      } finally {
+        setWritable(world, true)
+        fs.chmodSync(copy, 0o700)
+      }
+      // Writable again, the copy's log is folded in and both tasks are there.
+      const folded = await runAsReader(world, ["task", "list", "--json"], { RATCHET_HOME: copy })
+      expect(folded.code).toBe(0)
+      expect(folded.json.tasks.map((task: { readonly taskId: string }) => task.taskId).sort()).toEqual([first, second].sort())
+    } finally {
+      keeper.close()
+    }
   }, 120_000)
 
   it("a store that does not exist yet in a read-only directory is refused as read-only, not as missing", async () => {

@@ -47,19 +47,31 @@ const walHasFrames = (filename: string): boolean => {
 }
 
 /**
+ * The store cannot be read where it is: its write-ahead log holds commits the file does not, and
+ * SQLite can read them only with a WAL index it cannot make in a directory this user cannot write.
+ */
+export class PendingWal extends Error {
+  constructor(readonly filename: string, readonly why: string) {
+    super(
+      `the store ${filename} cannot be read here: ${why}, and its write-ahead log (${filename}-wal) holds commits that only a process able to write that directory can read; run any ratchet command once as a user who can write $RATCHET_HOME (its last connection folds the log into the file), then read again`
+    )
+  }
+}
+
+/**
  * A read-only connection to the existing database `filename`: in place when SQLite can (its
  * `-shm` and `-wal` files exist or can be made), else a snapshot of the file in memory when that
- * file holds every commit. Throws the driver's error (classified by the caller) otherwise.
+ * file holds every commit; `PendingWal` when it does not. `why` says why the store is read-only.
  */
-export const open = (filename: string): Sqlite.Database => {
+export const open = (filename: string, why: string): Sqlite.Database => {
   const inPlace = new Sqlite(filename, { readonly: true, fileMustExist: true })
   try {
     // The first statement is where SQLite finds it cannot set up the WAL index.
     inPlace.prepare("PRAGMA schema_version").get()
     return inPlace
-  } catch (cause) {
+  } catch {
     inPlace.close()
-    if (walHasFrames(filename)) throw cause
+    if (walHasFrames(filename)) throw new PendingWal(filename, why)
   }
   const image = fs.readFileSync(filename)
   if (image.length >= 20 && image[18] === 2 && image[19] === 2) {

@@ -22,7 +22,7 @@ const table = (rows: ReadonlyArray<readonly [string, string]>): string => {
  * @category constants
  */
 export const environment: ReadonlyArray<readonly [string, string]> = [
-  ["RATCHET_HOME", "Where the SQLite store and its blobs live (default ~/.ratchet)."],
+  ["RATCHET_HOME", "Where the SQLite store and its blobs live (default ~/.ratchet). A directory you cannot write is opened read-only: reads work, acts are refused saying why."],
   ["RATCHET_DATABASE_URL", "postgres://… — use PostgreSQL instead of SQLite, with identical behaviour."],
   ["RATCHET_DATABASE_SCHEMA", "The PostgreSQL schema (default public; created when missing)."],
   ["RATCHET_LEASE_HEARTBEAT_MS", "Heartbeat interval of leases taken by this invocation (overrides .ratchet/project.json)."],

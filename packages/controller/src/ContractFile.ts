@@ -98,6 +98,50 @@ const withoutApproval = (
 }
 
 // ---------------------------------------------------------------------------------------------
+// Commands
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A command a step or criterion runs is handed to `sh -c` as one argument, and an argument is a C
+ * string: a NUL ends it. A command holding one could never run, so it is refused when the file is
+ * proposed rather than when a run or a verification reaches it (and spends a retry on it).
+ */
+const nulIssue = (pointer: string, owner: string, command: unknown): ReadonlyArray<Spec.Issue> => {
+  if (typeof command !== "string") return []
+  const at = command.indexOf("\u0000")
+  return at === -1 ? [] : [{
+    path: pointer,
+    message:
+      `${owner}'s command contains a NUL character (at offset ${at}), which no command line can carry: it would fail every time it ran; remove it (a command that must print a NUL can write printf '\\0')`
+  }]
+}
+
+/** The NULs in the commands of a plan's steps (`run` and `probe`). */
+const planCommandIssues = (value: Record<string, unknown>): ReadonlyArray<Spec.Issue> => {
+  const steps = value["steps"]
+  if (!Array.isArray(steps)) return []
+  return steps.flatMap((step: unknown, index) => {
+    if (!isRecord(step)) return []
+    const owner = `step ${typeof step["id"] === "string" ? JSON.stringify(step["id"].slice(0, 64)) : index}`
+    return (["run", "probe"] as const).flatMap((key) => {
+      const command = step[key]
+      return isRecord(command) ? nulIssue(`/steps/${index}/${key}/command`, owner, command["command"]) : []
+    })
+  })
+}
+
+/** The NULs in the commands that verify a spec's acceptance criteria. */
+const specCommandIssues = (value: Record<string, unknown>): ReadonlyArray<Spec.Issue> => {
+  const criteria = value["acceptanceCriteria"]
+  if (!Array.isArray(criteria)) return []
+  return criteria.flatMap((criterion: unknown, index) => {
+    if (!isRecord(criterion) || !isRecord(criterion["verify"])) return []
+    const owner = `criterion ${typeof criterion["id"] === "string" ? JSON.stringify(criterion["id"].slice(0, 64)) : index}`
+    return nulIssue(`/acceptanceCriteria/${index}/verify/command`, owner, criterion["verify"]["command"])
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
 // Spec
 // ---------------------------------------------------------------------------------------------
 
@@ -184,13 +228,14 @@ export const decodeSpec = (file: string, bytes: Uint8Array): Either.Either<Spec.
     const value = yield* mapping(file, "spec", yield* parseYaml({ file, kind: "spec", text: yaml, lineOffset: 1 }))
     const approval = withoutApproval("spec", value)
     const decoded = Spec.decode(approval.rest)
-    const schemaIssues = Either.isLeft(decoded)
-      ? mergeIssues(decoded.left.issues, duplicateCriteria(approval.rest)).map(withHint)
-      : []
+    const schemaIssues = mergeIssues(
+      Either.isLeft(decoded) ? mergeIssues(decoded.left.issues, duplicateCriteria(approval.rest)).map(withHint) : [],
+      specCommandIssues(approval.rest)
+    )
     if (approval.issues.length > 0) {
       return yield* Either.left(failure(file, "spec", "approval_in_file", [...approval.issues, ...schemaIssues]))
     }
-    if (Either.isLeft(decoded)) return yield* Either.left(failure(file, "spec", "schema", schemaIssues))
+    if (schemaIssues.length > 0 || Either.isLeft(decoded)) return yield* Either.left(failure(file, "spec", "schema", schemaIssues))
     return { semantic: decoded.right, body }
   })
 
@@ -224,12 +269,12 @@ export const decodePlan = (file: string, bytes: Uint8Array, spec: Spec.Spec): Ei
       : []
     const bound = written === undefined || stale.length > 0 ? { ...approval.rest, specDigest: current } : approval.rest
     const decoded = Plan.decode(bound, spec)
-    const planIssues = Either.isLeft(decoded) ? decoded.left.issues : []
+    const planIssues = mergeIssues(Either.isLeft(decoded) ? decoded.left.issues : [], planCommandIssues(approval.rest))
     if (approval.issues.length > 0) {
       return yield* Either.left(failure(file, "plan", "approval_in_file", [...approval.issues, ...stale, ...planIssues]))
     }
     if (stale.length > 0) return yield* Either.left(failure(file, "plan", "stale_spec", [...stale, ...planIssues]))
-    if (Either.isLeft(decoded)) return yield* Either.left(failure(file, "plan", "schema", planIssues))
+    if (planIssues.length > 0 || Either.isLeft(decoded)) return yield* Either.left(failure(file, "plan", "schema", planIssues))
     return decoded.right
   })
 

@@ -11,13 +11,14 @@
  *
  * Over standard input and output, standard output belongs to the protocol: while serving, the
  * console's `log`, `info` and `debug` write to standard error, and so does effect's logger. A
- * line that is not a JSON-RPC message is reported there and skipped; the server goes on. It ends
- * when standard input ends (the host closed it) or the client closes the transport.
+ * line that is not a JSON-RPC message is reported there and skipped; a message over 10 MiB is
+ * discarded unread and answered with a JSON-RPC error (internal/lineTransport.ts); either way the
+ * server goes on. It ends when standard input ends (the host closed it) or the client closes the
+ * transport.
  *
  * @since 0.1.0
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   CallToolRequestSchema,
@@ -36,6 +37,7 @@ import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
+import { LineTransport } from "./internal/lineTransport.js"
 import * as Resources from "./Resources.js"
 import * as Tools from "./Tools.js"
 
@@ -146,8 +148,8 @@ export const serveStdio = (
     }),
     () =>
       Effect.gen(function*() {
-        const transport = new StdioServerTransport(io.stdin as typeof process.stdin, io.stdout as typeof process.stdout)
-        // The SDK's transport does not notice the end of its input: the host closing the pipe ends the server.
+        const transport = new LineTransport(io.stdin, io.stdout)
+        // The transport does not end with its input: the host closing the pipe ends the server.
         const ended = () => void transport.close()
         io.stdin.once("end", ended)
         io.stdin.once("close", ended)

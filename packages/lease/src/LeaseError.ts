@@ -123,13 +123,16 @@ export class LeaseLost extends Schema.TaggedError<LeaseLost>()("@ratchet/lease/L
   epoch: Schema.Number,
   /** The lease's epoch now, and whether it is held, as the store reported them. */
   currentEpoch: Schema.NullOr(Schema.Number),
-  held: Schema.Boolean
+  held: Schema.Boolean,
+  /** Who took the lease over (the owner of `currentEpoch`), when the store could still say. */
+  takenBy: Schema.optional(Event.LeaseOwner)
 }) {
   override get message(): string {
     // A later epoch means another holder took the lease over, whether or not it still holds it.
     const takenOver = this.currentEpoch !== null && this.currentEpoch > this.epoch
+    const by = this.takenBy === undefined ? "" : ` by ${Owner.describe(this.takenBy)}`
     const now = takenOver
-      ? `it was taken over at epoch ${this.currentEpoch}${this.held ? ", which holds it now" : " and has been released since"}`
+      ? `it was taken over at epoch ${this.currentEpoch}${by}${this.held ? ", which holds it now" : " and has been released since"}`
       : this.held
       ? `it is now held at epoch ${this.currentEpoch}`
       : "it has been released"

@@ -332,6 +332,22 @@ export const make = (
         })
       )
 
+    /** `LeaseLost` for `epoch`, naming who took the lease over when the row still shows their epoch. */
+    const lostAt = (key: Key, epoch: number, currentEpoch: number | null, held: boolean) =>
+      models.lease(key.projectId, key.taskId).pipe(
+        Effect.orElseSucceed(() => null),
+        Effect.map((row) =>
+          new LeaseError.LeaseLost({
+            projectId: key.projectId,
+            taskId: key.taskId,
+            epoch,
+            currentEpoch,
+            held,
+            ...(row !== null && currentEpoch !== null && row.epoch === currentEpoch && currentEpoch > epoch ? { takenBy: row.owner } : {})
+          })
+        )
+      )
+
     /**
      * The lease just written, read back: still this owner's at `epoch`, or `LeaseLost` when the
      * caller stalled past the grace between its commit and this read and was taken over already.
@@ -347,7 +363,8 @@ export const make = (
                 taskId: key.taskId,
                 epoch,
                 currentEpoch: row?.epoch ?? null,
-                held: row?.held ?? false
+                held: row?.held ?? false,
+                ...(row !== null && row.epoch > epoch ? { takenBy: row.owner } : {})
               })
             )
         )
@@ -433,15 +450,7 @@ export const make = (
       leases.heartbeat({ projectId: lease.projectId, streamId: lease.taskId, epoch: lease.epoch }).pipe(
         Effect.map((row) => leaseOf(row, lease.branch, lease.heartbeatMs)),
         Effect.catchTag("@ratchet/storage/StaleEpoch", (stale) =>
-          Effect.fail(
-            new LeaseError.LeaseLost({
-              projectId: lease.projectId,
-              taskId: lease.taskId,
-              epoch: lease.epoch,
-              currentEpoch: stale.current,
-              held: stale.held
-            })
-          ))
+          Effect.flatMap(lostAt(lease, lease.epoch, stale.current, stale.held), Effect.fail))
       )
 
     /** The lease row, which must be held: a free lease is `LeaseNotHeld` for `operation`. */
@@ -621,15 +630,7 @@ export const make = (
             events: request.events
           }).pipe(
             Effect.tapErrorTag("@ratchet/storage/StaleEpoch", (stale) =>
-              markLost(
-                new LeaseError.LeaseLost({
-                  projectId: first.projectId,
-                  taskId: first.taskId,
-                  epoch: first.epoch,
-                  currentEpoch: stale.current,
-                  held: stale.held
-                })
-              ))
+              Effect.flatMap(lostAt(first, first.epoch, stale.current, stale.held), markLost))
           )
         }
 

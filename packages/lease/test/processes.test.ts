@@ -28,6 +28,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as LeaseManager from "../src/LeaseManager.js"
+import * as Owner from "../src/Owner.js"
 import * as LeaseLog from "./leaseLog.js"
 import { B, createTask, freshSchema, postgresStore, PROJECT, tempHome } from "./fixtures.js"
 
@@ -189,6 +190,9 @@ const suite = (makeEngine: () => Engine) => {
       const resumed = await zombie.next((r) => r.event === "resumed")
       expect(resumed["write"]).toEqual({ ok: false, tag: "@ratchet/storage/StaleEpoch" })
       expect(resumed["heartbeat"]).toBe("@ratchet/lease/LeaseLost")
+      // It was taken over, by B, who holds it now: not "released".
+      expect(resumed["message"]).toContain(`this holder had epoch 1 but it was taken over at epoch 2 by ${Owner.describe(B)}, which holds it now.`)
+      expect(resumed["message"]).not.toContain("has been released")
       expect(await zombie.exited).toBe(0)
 
       const log = await parent.runPromise(logOf("t-zombie"))

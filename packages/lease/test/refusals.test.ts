@@ -206,5 +206,9 @@ describe("refusals", () => {
     expect(lost(2, false)).toContain("this holder had epoch 1 but it was taken over at epoch 2 and has been released since.")
     expect(lost(2, false)).not.toContain("it has been released.")
     expect(lost(1, false)).toContain("this holder had epoch 1 but it has been released.")
+    // Who took it over, when the store could still say.
+    const by = new LeaseError.LeaseLost({ projectId: PROJECT, taskId: "t-10", epoch: 1, currentEpoch: 2, held: false, takenBy: owner("runner", 202) })
+    expect(by.message).toContain("taken over at epoch 2 by runner (pid 202, started ")
+    expect(by.message).toContain(") in workspace ws-1 and has been released since.")
   })
 })

@@ -18,6 +18,9 @@
  *   statements prepared once, holding the same connection and the same permit as the client
  *   (ADR 0021). Reads, forks, heartbeats and migrations go through `@effect/sql`.
  *
+ * Where this process may not write (`$RATCHET_HOME` or the file without write permission), an
+ * existing store opens read-only: reads work and every write fails `ReadOnly`, saying why.
+ *
  * Opening fails with a `StorageError` a person can act on: `ReadOnly` (permissions), `Corrupt`
  * (not a database, or a damaged image), `SchemaTooNew` (written by a newer Ratchet; nothing is
  * written), `LockTimeout` (another process held the file past the busy timeout).
@@ -45,11 +48,13 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
+import { existsSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Client from "./internal/client.js"
 import * as DirectAppend from "./internal/directAppend.js"
+import * as ReadOnly from "./internal/readOnly.js"
 
 /**
  * Where and how to open the store.
@@ -171,7 +176,12 @@ const isSqlError = (error: unknown): error is SqlError.SqlError => Predicate.has
  * @since 0.1.0
  * @category constructors
  */
-export const makeDialect: Effect.Effect<SqlDialect.Service, never, SqlClient.SqlClient> = Effect.gen(function*() {
+export const makeDialect: Effect.Effect<SqlDialect.Service, never, SqlClient.SqlClient> = Effect.suspend(() => dialectWith(classify))
+
+/** The dialect with its own `classify` (a read-only store's says why it is read-only). */
+const dialectWith = (
+  classify: (operation: string, cause: unknown) => StorageError.StorageError
+): Effect.Effect<SqlDialect.Service, never, SqlClient.SqlClient> => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   const transaction = (begin: string) =>
@@ -246,6 +256,13 @@ const pragmas = (sql: SqlClient.SqlClient, config: { readonly synchronous: "FULL
     yield* sql`PRAGMA foreign_keys = ON`
   })
 
+/** A read-only connection sets only what reading needs: the journal mode is the writer's. */
+const readOnlyPragmas = (sql: SqlClient.SqlClient, busyTimeoutMs: number) =>
+  Effect.gen(function*() {
+    yield* sql.unsafe(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
+    yield* sql`PRAGMA foreign_keys = ON`
+  })
+
 /**
  * Opens (creating when missing) the store in `config.directory` and builds every service over
  * it, for the lifetime of the scope.
@@ -271,20 +288,50 @@ export const make = (
       try: () => fs.mkdir(directory, { recursive: true, mode: 0o700 }),
       catch: (cause) => classify("open", cause)
     })
+    // Where this process may not write, the store opens read-only so reads still work, and every
+    // write fails naming why (see internal/readOnly.ts); a store that does not exist yet cannot be
+    // made there at all.
+    const readOnly = ReadOnly.whyReadOnly(directory, filename)
+    if (readOnly !== null && !existsSync(filename)) {
+      return yield* StorageError.make(
+        "open",
+        StorageError.ReadOnly.make({ code: null, detail: `no store exists at ${filename} and none can be made: ${readOnly}` })
+      )
+    }
+    const classifyHere = readOnly === null ? classify : (operation: string, cause: unknown) => {
+      const error = classify(operation, cause)
+      return error.reason._tag !== "ReadOnly" ? error : StorageError.make(
+        operation,
+        StorageError.ReadOnly.make({
+          code: error.reason.code,
+          detail: `the store ${filename} ($RATCHET_HOME) was opened read-only because ${readOnly}; reads work, nothing can be written`
+        }),
+        cause
+      )
+    }
     // better-sqlite3 throws from its constructor and from the WAL pragma (e.g. SQLITE_NOTADB for a
     // file that is not a database); those throws are defects here, classified.
-    const handle = yield* Client.make(filename).pipe(
-      Effect.catchAllDefect((defect) => Effect.fail(classify("open", defect)))
+    const handle = yield* Client.make(filename, readOnly === null ? undefined : () => ReadOnly.open(filename, readOnly)).pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.fail(
+          defect instanceof ReadOnly.PendingWal
+            ? StorageError.make("open", StorageError.ReadOnly.make({ code: null, detail: defect.message }), defect)
+            : classifyHere("open", defect)
+        )
+      )
     )
     const client = handle.client
-    yield* Effect.mapError(pragmas(client, { synchronous, busyTimeoutMs }), (error) => classify("open", error))
-    const dialect = yield* makeDialect.pipe(Effect.provideService(SqlClient.SqlClient, client))
+    yield* Effect.mapError(
+      readOnly === null ? pragmas(client, { synchronous, busyTimeoutMs }) : readOnlyPragmas(client, busyTimeoutMs),
+      (error) => classifyHere("open", error)
+    )
+    const dialect = yield* dialectWith(classifyHere).pipe(Effect.provideService(SqlClient.SqlClient, client))
     const stores = yield* SqlStore.make.pipe(
       Effect.provideService(SqlClient.SqlClient, client),
       Effect.provideService(SqlDialect.SqlDialect, dialect)
     )
     // The append is one call into the driver (ADR 0021); everything else stays on the client.
-    const eventStore: EventStore.Service = { ...stores.eventStore, append: DirectAppend.make(handle, classify) }
+    const eventStore: EventStore.Service = { ...stores.eventStore, append: DirectAppend.make(handle, classifyHere) }
     const blobs = yield* FileBlobStore.make(path.join(directory, "blobs"))
     return Context.make(SqliteClient.SqliteClient, client).pipe(
       Context.add(SqlClient.SqlClient, client),

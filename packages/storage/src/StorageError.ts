@@ -119,7 +119,7 @@ const advice = (reason: Reason): string => {
     case "UniqueViolation":
       return "A row with this key already exists; read the current state before writing again."
     case "ReadOnly":
-      return "Make the store writable by this user (file and directory permissions, or the database role), then retry."
+      return "Make the store writable by this user ($RATCHET_HOME and its ratchet.db for SQLite, e.g. chmod u+w, or point RATCHET_HOME at a writable directory; the database role's grants for PostgreSQL), then retry."
     case "Full":
       return "Free disk space (or raise the database's size limit), then retry; nothing committed earlier was lost."
     case "Corrupt":

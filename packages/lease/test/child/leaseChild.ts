@@ -6,7 +6,7 @@
  *   a checkpoint every 25 ms under its epoch, reporting each write, until killed or fenced.
  * - `zombie`: acquires, writes three checkpoints, heartbeats once and reports `ready`, then waits
  *   for a line on stdin (sent while it is stopped) and tries, once resumed, to write and to
- *   heartbeat under its old epoch, reporting both outcomes.
+ *   heartbeat under its old epoch, reporting both outcomes (and what the lost lease says).
  * - `contender`: contends for the lease until its epoch reaches `LEASE_TARGET`: acquires a free
  *   lease or takes over an expired one, writes one or two checkpoints under it, then releases it
  *   (three times in four) or abandons it; after a release it tries a stale write with the old
@@ -108,7 +108,8 @@ const zombie = Effect.gen(function*() {
   yield* report({
     event: "resumed",
     write,
-    heartbeat: beat._tag === "Right" ? "ok" : beat.left._tag
+    heartbeat: beat._tag === "Right" ? "ok" : beat.left._tag,
+    message: beat._tag === "Right" ? null : beat.left.message
   })
 })
 

@@ -37,11 +37,14 @@ export interface Handle {
 
 type Row = Record<string, unknown>
 
-/** Opens `filename` (without switching to WAL: the store sets its pragmas itself) for the scope. */
-export const make = (filename: string): Effect.Effect<Handle, never, Scope.Scope> =>
+/**
+ * Opens `filename` (without switching to WAL: the store sets its pragmas itself) for the scope, or
+ * wraps the connection `open` makes (a read-only one).
+ */
+export const make = (filename: string, open: () => Sqlite.Database = () => new Sqlite(filename)): Effect.Effect<Handle, never, Scope.Scope> =>
   Effect.gen(function*() {
     const compiler = Statement.makeCompilerSqlite()
-    const db = new Sqlite(filename)
+    const db = open()
     yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
     const prepareCache = yield* Cache.make({
       capacity: 200,

@@ -80,7 +80,11 @@ const stable = (view: any) => ({ ...view, lease: { ...view.lease, now: 0 } })
  */
 const converse = (
   world: World,
-  messages: ReadonlyArray<{ readonly id?: number; readonly method: string; readonly params?: unknown }>,
+  messages: ReadonlyArray<
+    | { readonly id?: number; readonly method: string; readonly params?: unknown }
+    // A line written as it is; `answered` when the server owes it an answer.
+    | { readonly raw: string; readonly answered: boolean }
+  >,
   env: Record<string, string>
 ): Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }> =>
   new Promise((resolve, reject) => {
@@ -97,8 +101,8 @@ const converse = (
     const send = () => {
       while (next < messages.length && answered() >= awaiting) {
         const message = messages[next++] as (typeof messages)[number]
-        child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`)
-        if (message.id !== undefined) {
+        child.stdin.write(`${"raw" in message ? message.raw : JSON.stringify({ jsonrpc: "2.0", ...message })}\n`)
+        if ("raw" in message ? message.answered : message.id !== undefined) {
           awaiting++
           return
         }
@@ -216,6 +220,43 @@ export const mcpScenarios = (engine: Engine): void => {
       expect(conversation.stderr).toContain("RATCHET_ACTOR names user:ana, but an MCP client is an agent; writing as agent:mcp")
       const taskId = created.result.structuredContent.taskId as string
       expect((await events(world, taskId))[0]?.actor).toEqual({ kind: "agent", id: "mcp" })
+    })
+
+    it("answers a message over 10 MiB with a JSON-RPC error (its id when the line shows it, else null) and serves the next", async () => {
+      const world = await makeWorld(engine)
+      const over = "x".repeat(11 * 1024 * 1024)
+      const goal = (text: string) => ({ name: "task_create", arguments: { goal: text } })
+      const conversation = await converse(
+        world,
+        [
+          { id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } },
+          { method: "notifications/initialized" },
+          // the id first, as JSON-RPC clients commonly write it
+          { raw: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: goal(over) }), answered: true },
+          // the id last, as the MCP SDK writes a request
+          { raw: JSON.stringify({ method: "tools/call", params: goal(over), jsonrpc: "2.0", id: "big-3" }), answered: true },
+          // no id to be read (an "id" inside the params is not the request's)
+          { raw: JSON.stringify({ method: "tools/call", params: { name: "task_create", arguments: { goal: over, id: 99 } }, jsonrpc: "2.0" }), answered: true },
+          // just under the limit: read, and refused by the tool's own argument limit
+          { id: 5, method: "tools/call", params: goal("y".repeat(9 * 1024 * 1024)) },
+          { id: 6, method: "tools/call", params: goal("Make the date test deterministic") }
+        ],
+        {}
+      )
+      expect(conversation.code, conversation.stderr).toBe(0)
+      const answers = conversation.stdout.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line))
+      expect(answers.map((answer) => answer.id)).toEqual([1, 2, "big-3", null, 5, 6])
+      for (const refused of answers.slice(1, 4)) {
+        expect(refused.error.code).toBe(-32600)
+        expect(refused.error.message).toContain("over the limit of 10485760 bytes (10 MiB) for one JSON-RPC message")
+        expect(refused.error.message).toContain("put large content in a file in the workspace")
+      }
+      expect(answers[4].result.isError).toBe(true)
+      expect(answers[5].result).toMatchObject({ isError: false, structuredContent: { ok: true, state: "INTERVIEWING" } })
+      expect(conversation.stderr).toContain("discarded a message of")
+      // Only the last request created a task.
+      const listed = await world.ok(["task", "list", "--json"])
+      expect(listed.json.tasks.map((task: { readonly goal: string }) => task.goal)).toEqual(["Make the date test deterministic"])
     })
   })
 }

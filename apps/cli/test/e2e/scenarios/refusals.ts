@@ -1,13 +1,14 @@
 /**
- * Scenarios 8 and 9: what the CLI refuses. The lifecycle's forbidden transitions, each with its
+ * Scenarios 8 to 10: what the CLI refuses. The lifecycle's forbidden transitions, each with its
  * reason, from a table written by hand; bad input, each an exit 2 naming the field and the fix,
- * with nothing stored.
+ * with nothing stored; a command no command line can carry, refused when its file is proposed.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import {
+  approveOk,
   closeBrief,
   createTask,
   type Engine,
@@ -18,6 +19,7 @@ import {
   removeWorlds,
   type Result,
   specText,
+  status,
   toPlanApproved,
   toSpecReady,
   type World
@@ -291,6 +293,55 @@ export const refusals = (engine: Engine): void => {
         expect(refused.json.error.message).toContain("Nothing was written")
       }
       expect(await engine.fingerprint(world)).toBe(raised)
+    })
+
+    it("10. a NUL in a command (a step's run or probe, a criterion's verify) is refused when the file is proposed, exit 2, nothing stored", async () => {
+      const world = await makeWorld(engine)
+      const taskId = await createTask(world, "Make the flaky date test deterministic")
+      await closeBrief(world, taskId)
+      const contractRefused = (result: Result, ...fragments: ReadonlyArray<string>) => {
+        expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 2, stderr: "" })
+        expect(result.json.error).toMatchObject({ _tag: "@ratchet/controller/ContractFileError", reason: "schema" })
+        for (const fragment of fragments) expect(result.json.error.message).toContain(fragment)
+      }
+      const nul = "which no command line can carry"
+
+      // A spec whose criterion verifies with a NUL in its command (YAML's "\0" escape).
+      const before = await engine.fingerprint(world)
+      const logBefore = (await events(world, taskId)).length
+      const badSpec = specText().replace("command: node --version", String.raw`command: "node --version\0"`)
+      contractRefused(await world.run(["spec", taskId, "--file", world.file("nul-spec.md", badSpec), "--json"]), "/acceptanceCriteria/0/verify/command", "criterion \"AC-001\"", nul)
+      expect(await engine.fingerprint(world)).toBe(before)
+      await world.ok(["spec", taskId, "--file", world.file("spec.md", specText())])
+      await approveOk(world, taskId, "spec")
+      await world.ok(["preflight", taskId])
+
+      // A plan whose second step runs (and probes) a command with a NUL: both fields named.
+      const plan = (second: string, probe: string) =>
+        [
+          planText().trimEnd(),
+          "  - id: check-clock",
+          "    title: Check the clock",
+          "    acRefs: [AC-001]",
+          "    run:",
+          `      command: ${second}`,
+          "    probe:",
+          `      command: ${probe}`,
+          ""
+        ].join("\n")
+      const planned = await engine.fingerprint(world)
+      const stepsBefore = (await events(world, taskId)).length
+      const refused = await world.run(["plan", taskId, "--file", world.file("nul-plan.yaml", plan(String.raw`"printf 'a\0b'"`, String.raw`"test -f a\0"`)), "--json"])
+      contractRefused(refused, "/steps/1/run/command", "/steps/1/probe/command", "step \"check-clock\"", nul, "remove it")
+      expect(refused.json.error.message).not.toContain("/steps/0/")
+      expect(await engine.fingerprint(world)).toBe(planned)
+      expect(await events(world, taskId)).toHaveLength(stepsBefore)
+      expect(stepsBefore).toBeGreaterThan(logBefore)
+
+      // The same plan without the NUL is accepted.
+      const accepted = await world.run(["plan", taskId, "--file", world.file("plan.yaml", plan(String.raw`"printf 'a b'"`, "\"test -f a\"")), "--json"])
+      expect({ code: accepted.code, stderr: accepted.stderr }).toEqual({ code: 0, stderr: "" })
+      expect((await status(world, taskId)).state).toBe("PLAN_READY")
     })
   })
 }

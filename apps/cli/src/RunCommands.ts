@@ -33,7 +33,11 @@ export const run: CommandSpec = {
   positionals: [{ name: "task", description: "The task id (omit with --any)", required: false }],
   options: {
     any: { type: "boolean", description: "Take this project's runnable tasks (PLAN_APPROVED or RUNNING, lease free) one after another until none is left." },
-    takeover: { type: "boolean", description: "Take the lease over from a dead runner (only strictly after its grace)." },
+    takeover: {
+      type: "boolean",
+      description:
+        "Take the lease over from a dead runner (only strictly after its grace) and continue from where it died: its steps are recovered, or a task it left VERIFYING, BLOCKED or PAUSED is handed on with the lease released."
+    },
     "takeover-expired": { type: "boolean", description: "With --any: also take tasks whose runner's lease expired, waiting for live runners' leases to expire or their work to end." },
     detach: { type: "boolean", description: "Start the runner in its own session with its log under $RATCHET_HOME/logs/ and return at once." }
   },
@@ -55,7 +59,7 @@ export const run: CommandSpec = {
       }
       if (typeof task === "string") {
         // Refused here rather than in a detached runner's log, where nobody would see it.
-        yield* Effect.flatMap(controller, (c) => Effect.flatMap(c.status(task), Runnable.check))
+        yield* Effect.flatMap(controller, (c) => Effect.flatMap(c.status(task), (view) => Runnable.check(view, parsed.options["takeover"] === true)))
       }
       const args = [
         ...(typeof task === "string" ? [task] : ["--any"]),

@@ -22,6 +22,7 @@ import * as Decider from "@ratchet/kernel/Decider"
 import type * as Event from "@ratchet/kernel/Event"
 import * as Run from "@ratchet/kernel/Run"
 import type * as Task from "@ratchet/kernel/Task"
+import * as Owner from "@ratchet/lease/Owner"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import type { StorageError } from "@ratchet/storage/StorageError"
@@ -119,7 +120,8 @@ const conflictOf = (taskId: string, presented: number | null, lease: ReadModel.L
     epoch: current,
     held,
     holder: lease !== null && lease.held ? describe(lease) : null,
-    deadline: lease !== null && lease.held ? lease.heartbeatAt + lease.graceMs : null
+    deadline: lease !== null && lease.held ? lease.heartbeatAt + lease.graceMs : null,
+    ...(lease !== null && lease.held ? { takeover: Owner.takeoverCommand(taskId, lease.owner) } : {})
   })
 
 /**

@@ -40,13 +40,20 @@ export class LeaseConflict extends Schema.TaggedError<LeaseConflict>()("@ratchet
   epoch: Schema.NullOr(Schema.Int),
   held: Schema.Boolean,
   holder: Schema.NullOr(Schema.String),
-  deadline: Schema.NullOr(Schema.Int)
+  deadline: Schema.NullOr(Schema.Int),
+  /**
+   * The one command that takes the held lease over once its grace has passed: a runner's is taken
+   * over by a run, which continues from where it died (ADR 0022), anyone else's by `lease takeover`.
+   */
+  takeover: Schema.optional(Schema.String)
 }) {
   override get message(): string {
     if (this.held && this.presented === null) {
       return `Task ${this.taskId} is leased to ${this.holder ?? "another writer"} (epoch ${this.epoch}); nothing was written. ` +
         `Wait for it to finish (ratchet lease show ${this.taskId}), pass --lease-epoch ${this.epoch} if this process works ` +
-        `under that lease, or, once its grace deadline has passed, take it over: ratchet lease takeover ${this.taskId}`
+        `under that lease, or, if it died, once its grace deadline${
+          this.deadline === null ? "" : ` (${new Date(this.deadline).toISOString()})`
+        } has passed, take it over: ${this.takeover ?? `ratchet lease takeover ${this.taskId}`}`
     }
     return `Task ${this.taskId}: lease epoch ${this.presented ?? "none"} is not the held one (${
       this.held ? `epoch ${this.epoch} is held by ${this.holder ?? "another writer"}` : "no lease is held now"

@@ -1,6 +1,8 @@
 /**
  * Whether a task can be handed to a runner now: PLAN_APPROVED (its run starts) or RUNNING (its run
- * continues). A transport that starts a runner in the background (`ratchet run --detach`, the MCP
+ * continues); or, with `--takeover`, any task that is not terminal whose lease is held: a runner
+ * that died after leaving the task VERIFYING, BLOCKED or PAUSED but before releasing its lease is
+ * taken over by the run, which releases the lease and names the next step (ADR 0022). A transport that starts a runner in the background (`ratchet run --detach`, the MCP
  * server's `run_start`) checks it first, so a refusal reaches the caller rather than a detached
  * runner's log where nobody would read it. The runner still passes the run-start gate itself.
  *
@@ -17,15 +19,50 @@ import type * as TaskView from "./TaskView.js"
  * @since 0.2.0
  * @category guards
  */
-export const check = (view: TaskView.TaskView): Effect.Effect<TaskView.TaskView, Task.Refused> =>
-  view.state === "PLAN_APPROVED" || view.state === "RUNNING"
-    ? Effect.succeed(view)
+export const check = (view: TaskView.TaskView, takeover = false): Effect.Effect<TaskView.TaskView, Task.Refused> =>
+  Effect.as(admit(view.state, view.terminal, takeover, view.lease.status, view.next), view)
+
+/**
+ * Whether a run may start on a task in `state` whose lease is `lease` (see the module comment), else
+ * the kernel's refusal with `action`: the rule the runner applies, and each transport checks before
+ * it starts one in the background.
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const admit = (
+  state: Task.State,
+  terminal: boolean,
+  takeover: boolean,
+  lease: "free" | "held" | "expired",
+  action: string
+): Effect.Effect<void, Task.Refused> =>
+  state === "PLAN_APPROVED" || state === "RUNNING" || (takeover && !terminal && lease !== "free")
+    ? Effect.void
     : Effect.fail(
       new Task.Refused({
-        code: view.terminal ? "terminal_state" : view.state === "PAUSED" ? "task_paused" : "forbidden_transition",
+        code: terminal ? "terminal_state" : state === "PAUSED" ? "task_paused" : "forbidden_transition",
         command: "Run",
-        state: view.state,
-        reason: `a run executes a task that is PLAN_APPROVED or RUNNING; this one is ${view.state}.`,
-        action: view.next
+        state,
+        reason: takeover && !terminal
+          ? `a run executes a task that is PLAN_APPROVED or RUNNING, or takes over the lease a dead runner left held; this one is ${state} and its lease is free: there is nothing to take over.`
+          : `a run executes a task that is PLAN_APPROVED or RUNNING; this one is ${state}.`,
+        action
       })
     )
+
+/**
+ * What a run that took over a task it cannot run (VERIFYING, BLOCKED, PAUSED, …) reports: why it
+ * stopped and the task's own next step. Its lease is released as the run ends.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const handedOn = (task: Task.Task, epoch: number): { readonly stop: "verifying" | "blocked" | "paused" | "handed_over"; readonly message: string } => ({
+  stop: task.state === "VERIFYING" ? "verifying" : task.state === "BLOCKED" ? "blocked" : task.state === "PAUSED" ? "paused" : "handed_over",
+  message: `Took over the lease a dead runner left held on this ${task.state} task (epoch ${epoch}) and released it; nothing was run. Next: ${
+    task.state === "VERIFYING"
+      ? `${Task.nextStep(task)}, then complete it: ratchet done ${task.taskId}`
+      : task.blockers.at(-1)?.requiredAction ?? Task.nextStep(task)
+  }`
+})

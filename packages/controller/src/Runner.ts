@@ -47,6 +47,7 @@ import { Project } from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Projection from "./Projection.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
+import * as Runnable from "./Runnable.js"
 import * as RunLease from "./RunLease.js"
 import * as RunRecovery from "./RunRecovery.js"
 import * as RunReport from "./RunReport.js"
@@ -66,11 +67,13 @@ import * as WorkTree from "./WorkTree.js"
  * - `child-exited`: its command ended; nothing about its end is recorded.
  * - `step-finished`: its end, the boundary, and the next step's start when the plan determined it,
  *   are committed (in one transaction); the next command has not started.
+ * - `verification-entered`: every step is done and the task is VERIFYING; the run's lease is still
+ *   held (it is released as the run ends).
  *
  * @since 0.1.0
  * @category models
  */
-export const faultPoints = ["step-started", "child-started", "child-exited", "step-finished"] as const
+export const faultPoints = ["step-started", "child-started", "child-exited", "step-finished", "verification-entered"] as const
 
 /**
  * @since 0.1.0
@@ -116,7 +119,7 @@ export type Progress =
  * @since 0.1.0
  * @category models
  */
-export type Stop = "verifying" | "awaiting_worker" | "blocked" | "paused" | "cancelled"
+export type Stop = "verifying" | "awaiting_worker" | "blocked" | "paused" | "cancelled" | "handed_over"
 
 /**
  * @since 0.1.0
@@ -211,15 +214,9 @@ export const run = (
     if (first.summary === null || first.summary.projectId !== projectId) return yield* new ControllerError.TaskNotFound({ taskId, projectId })
     const firstTask = first.summary.task
     const startState = firstTask.state
-    if (startState !== "PLAN_APPROVED" && startState !== "RUNNING") {
-      return yield* new Task.Refused({
-        code: Task.isTerminal(startState) ? "terminal_state" : startState === "PAUSED" ? "task_paused" : "forbidden_transition",
-        command: "Run",
-        state: startState,
-        reason: `a run executes a task that is PLAN_APPROVED or RUNNING; this one is ${startState}.`,
-        action: Task.nextStep(firstTask)
-      })
-    }
+    // A dead runner's lease on a task it left VERIFYING, BLOCKED or PAUSED is taken over to hand it on (ADR 0022).
+    const observedLease = yield* LeaseManager.LeaseManager.pipe(Effect.flatMap((leases) => leases.observe({ projectId, taskId, branch })))
+    yield* Runnable.admit(startState, Task.isTerminal(startState), options.takeover, observedLease.status, Task.nextStep(firstTask))
 
     // ---- the lease ------------------------------------------------------------------------------
     const held = yield* RunLease.take({
@@ -336,6 +333,13 @@ export const run = (
 
     // ---- the loop -------------------------------------------------------------------------------
     const loop = Effect.gen(function*() {
+      const landed = taskNow()
+      if (options.takeover && landed.state !== "PLAN_APPROVED" && landed.state !== "RUNNING") {
+        // Nothing to run: the lease is released as this run ends; the task goes on with its next step.
+        yield* project_(landed, true)
+        const handed = Runnable.handedOn(landed, epoch)
+        return outcome(landed, handed.stop, handed.message)
+      }
       if (taskNow().state === "PLAN_APPROVED") {
         // The lease came by a takeover (or after a lost race): start the run under it now.
         const runId = newId("run")
@@ -437,6 +441,7 @@ export const run = (
             }
             const snapshotLsn = boundaryLsn ?? lastLsn
             const entered = yield* writer.write((_read, at) => [{ _tag: "EnterVerification", actor, at, pendingSteps: [], snapshotLsn }])
+            fault("verification-entered")
             yield* project_(entered.task, true)
             return outcome(entered.task, "verifying", `Every step is done; the task is VERIFYING. Next, verify its acceptance criteria as someone other than the worker (ratchet verify ${taskId}), then complete it (ratchet done ${taskId}).`)
           }

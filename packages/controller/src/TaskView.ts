@@ -9,6 +9,7 @@
 import type * as Event from "@ratchet/kernel/Event"
 import * as Task from "@ratchet/kernel/Task"
 import type * as LeaseManager from "@ratchet/lease/LeaseManager"
+import * as Owner from "@ratchet/lease/Owner"
 
 /**
  * An action a person (or a host) may take from the task's current state, with its command.
@@ -32,6 +33,25 @@ export interface LeaseView {
   readonly heartbeatAt: number | null
   readonly deadline: number | null
   readonly now: number
+  /**
+   * How a held lease is taken over should its holder be dead, and from when: the store allows a
+   * takeover only strictly after the grace deadline. `null` while the lease is free.
+   */
+  readonly takeover: Takeover | null
+}
+
+/**
+ * The one command that takes a held lease over, and the moment it becomes allowed.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Takeover {
+  readonly command: string
+  /** The grace deadline: a takeover is allowed strictly after it (by the store's clock). */
+  readonly allowedAfter: number
+  /** Whether the deadline had passed when the lease was observed. */
+  readonly allowedNow: boolean
 }
 
 /**
@@ -226,18 +246,36 @@ export const make = (
     holder: lease.holder,
     heartbeatAt: lease.heartbeatAt,
     deadline: lease.deadline,
-    now: lease.now
+    now: lease.now,
+    takeover: lease.status === "free" || lease.deadline === null
+      ? null
+      : { command: Owner.takeoverCommand(task.taskId, lease.holder), allowedAfter: lease.deadline, allowedNow: lease.status === "expired" }
   },
   blockers: task.blockers,
-  next: nextOf(task),
+  next: nextOf(task, lease),
   actions: actionsOf(task)
 })
 
+/** A moment for people: UTC, to the second. */
+const instant = (at: number): string => new Date(at).toISOString().replace(/\.\d{3}Z$/, "Z")
+
 /**
  * The kernel's next step, except where the controller knows more: after a preflight that found a
- * wrong assumption, proposing a plan would only HOLD, so the next step is to reopen the contract.
+ * wrong assumption, proposing a plan would only HOLD, so the next step is to reopen the contract;
+ * and while a runner holds the task's lease, no other command moves the task: the next step is to
+ * wait for that runner or, if it died, to take its lease over once its grace has ended (whatever
+ * state it left the task in, ADR 0022).
  */
-const nextOf = (task: Task.Task): string => {
+const nextOf = (task: Task.Task, lease: LeaseManager.Observation): string => {
+  if (!Task.isTerminal(task.state) && lease.status !== "free" && lease.holder?.host === "runner" && lease.deadline !== null) {
+    const command = Owner.takeoverCommand(task.taskId, lease.holder)
+    return lease.status === "expired"
+      ? `The runner holding the lease (pid ${lease.holder.pid}, epoch ${lease.epoch}) stopped heartbeating; its grace ended at ${
+        instant(lease.deadline)
+      }. Take its lease over and continue: ${command}`
+      : `A runner holds the lease (pid ${lease.holder.pid}, epoch ${lease.epoch}); wait for it to stop (ratchet status ${task.taskId}). ` +
+        `If it died, its grace ends at ${instant(lease.deadline)}; after that, take its lease over and continue: ${command}`
+  }
   const observed = task.preflight
   if (
     task.state === "PREFLIGHT" && observed !== null && task.spec !== null && observed.specDigest === task.spec.digest &&

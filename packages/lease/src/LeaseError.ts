@@ -33,8 +33,10 @@ export class LeaseHeld extends Schema.TaggedError<LeaseHeld>()("@ratchet/lease/L
   }
   override get message(): string {
     const next = this.expired
-      ? `Its grace ran out at ${iso(this.deadline)}: if the holder is gone, take the lease over explicitly (ratchet lease takeover ${this.taskId}).`
-      : `It is protected until ${iso(this.deadline)}; wait for the holder to finish, or take it over after that if the holder is gone (ratchet lease takeover ${this.taskId}).`
+      ? `Its grace ran out at ${iso(this.deadline)}: if the holder is gone, take the lease over explicitly (${Owner.takeoverCommand(this.taskId, this.holder)}).`
+      : `It is protected until ${iso(this.deadline)}; wait for the holder to finish, or take it over after that if the holder is gone (${
+        Owner.takeoverCommand(this.taskId, this.holder)
+      }).`
     return `Task ${this.taskId} is leased (epoch ${this.epoch}) by ${Owner.describe(this.holder)}, last heartbeat ${
       iso(this.heartbeatAt)
     }. ${next}`

@@ -94,3 +94,16 @@ export const describe = (owner: Owner): string => {
   const session = owner.sessionRef === undefined ? "" : `, session ${owner.sessionRef}`
   return `${owner.host} (pid ${owner.pid}, started ${started}${session}) in workspace ${owner.workspaceId}`
 }
+
+/**
+ * The one command that takes over the lease `owner` holds on `taskId`, once its grace has passed.
+ * A runner's lease is taken over by a run (`ratchet run --takeover`), which continues from wherever
+ * the dead runner left the task (ADR 0022): `ratchet lease takeover` would hand it to a process
+ * that ends at once. Any other holder's (a script's, a host session's) by `ratchet lease takeover`,
+ * whose new holder then works under the epoch it prints.
+ *
+ * @since 0.2.0
+ * @category formatting
+ */
+export const takeoverCommand = (taskId: string, owner: Owner | null): string =>
+  owner?.host === "runner" ? `ratchet run ${taskId} --takeover` : `ratchet lease takeover ${taskId}`

@@ -70,7 +70,8 @@ describe("the reference timeline (heartbeat 2, grace 3)", () => {
       const held = yield* Effect.flip(leases.acquire(key("t-ref"), B))
       expect(held._tag).toBe("@ratchet/lease/LeaseHeld")
       expect(held._tag === "@ratchet/lease/LeaseHeld" && held.expired).toBe(true)
-      expect(held.message).toContain("ratchet lease takeover t-ref")
+      // A is a runner: its lease is taken over by a run, which continues from where it died (ADR 0022).
+      expect(held.message).toContain("ratchet run t-ref --takeover")
       expect((yield* leases.observe(key("t-ref"))).status).toBe("expired")
 
       const took = yield* leases.takeover(key("t-ref"), B)

@@ -21,6 +21,7 @@ import type * as Event from "@ratchet/kernel/Event"
 import * as Progress from "@ratchet/kernel/Progress"
 import * as Task from "@ratchet/kernel/Task"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
+import * as Owner from "@ratchet/lease/Owner"
 import * as BlobStore from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
@@ -373,7 +374,8 @@ export const heldLease = (taskId: string, presented: number | null, lease: ReadM
     epoch: lease.epoch,
     held: true,
     holder: describeOwner(lease.owner),
-    deadline: lease.heartbeatAt + lease.graceMs
+    deadline: lease.heartbeatAt + lease.graceMs,
+    takeover: Owner.takeoverCommand(taskId, lease.owner)
   })
 
 /**

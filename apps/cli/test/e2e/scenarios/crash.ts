@@ -10,6 +10,12 @@
  * twice); an attempt is Indeterminate exactly when an intent was dispatched, left unresolved, and
  * neither a probe nor idempotence applied; the task reaches VERIFYING; and the log folds cleanly
  * (check-log.ts: decodes, replays, keeps the attempt and intent machines, equals its read models).
+ * While the dead runner's lease is held, `status` names `ratchet run <task> --takeover` and the
+ * moment its grace ends.
+ *
+ * And the runner killed after the task entered VERIFYING but before its lease's release: every other
+ * command is refused pointing to `ratchet run <task> --takeover`, which takes the lease over and
+ * releases it, running nothing, so verification goes on (ADR 0022).
  */
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
@@ -93,7 +99,12 @@ export const crashMatrix = (engine: Engine): void => {
       // where it was started, the child outlives its runner; recovery waits for it to end
       if (!effectRan(point)) expect(lines(marker)).toBe(0)
       const before = await events(world, taskId)
-      expect((await status(world, taskId)).lease.status).not.toBe("free")
+      // status names the one command that continues, and when it becomes allowed
+      const stuck = await status(world, taskId)
+      expect(stuck.lease.status).not.toBe("free")
+      expect(stuck.lease.takeover).toMatchObject({ command: `ratchet run ${taskId} --takeover`, allowedAfter: stuck.lease.deadline })
+      expect(stuck.next).toContain(`ratchet run ${taskId} --takeover`)
+      expect(stuck.next).toContain(new Date(stuck.lease.deadline).toISOString().replace(/\.\d{3}Z$/, "Z"))
 
       // 2. a plain run is refused while the dead runner's lease is held; --takeover after the grace
       const refused = await world.run(["run", taskId, "--json"], { env: leaseEnv })
@@ -154,6 +165,64 @@ export const crashMatrix = (engine: Engine): void => {
       if (kind === "probed" && dispatchedUnresolved(point)) {
         expect(transitions).toContain(effectRan(point) ? "effect#1:Running→Succeeded" : "effect#1:Running→Failed")
       }
+      const checked = await checkLog(world, taskId)
+      expect(checked.problems).toEqual([])
+      expect(checked).toMatchObject({ ok: true, state: "VERIFYING" })
+    })
+  })
+
+  describe("a runner killed in VERIFYING before its lease's release", { concurrent: true, timeout: 300_000 }, () => {
+    it("status names ratchet run --takeover and when it is allowed; that one command hands the task on to verification", async () => {
+      const world = await makeWorld(engine)
+      const taskId = await toPlanApproved(world, "Crash after entering verification", specText(), planOf([commandStep("build", "echo built")]))
+
+      // 1. the runner dies right after the task entered VERIFYING, its lease still held
+      const crashed = await world.run(["run", taskId], { env: { ...leaseEnv, RATCHET_FAULT: "verification-entered" } })
+      expect(crashed.code, crashed.stderr).toBe(1)
+      const before = await events(world, taskId)
+      expect(before.at(-1)!.type).toBe("VerificationStarted")
+      const stuck = await status(world, taskId)
+      expect(stuck).toMatchObject({ state: "VERIFYING", lease: { holder: { host: "runner" } } })
+      expect(stuck.lease.status).not.toBe("free")
+      expect(stuck.lease.takeover).toMatchObject({ command: `ratchet run ${taskId} --takeover`, allowedAfter: stuck.lease.deadline })
+      expect(stuck.next).toContain(`ratchet run ${taskId} --takeover`)
+      expect(stuck.next).not.toContain("ratchet verify")
+      const text = await world.run(["status", taskId], { env: leaseEnv })
+      expect(text.stdout).toContain(`ratchet run ${taskId} --takeover`)
+
+      // 2. everything else is refused and points to that command; nothing is written
+      const verify = await world.run(["verify", taskId, "--json"], { env: { ...leaseEnv, RATCHET_ACTOR: "verifier:ci" } })
+      expect(verify.code).toBe(4)
+      expect(verify.json.error).toMatchObject({ _tag: "@ratchet/controller/LeaseConflict", held: true, takeover: `ratchet run ${taskId} --takeover` })
+      expect(verify.json.error.message).toContain(`ratchet run ${taskId} --takeover`)
+      const plain = await world.run(["run", taskId, "--json"], { env: leaseEnv })
+      expect(plain.code).toBe(2)
+      expect(plain.json.error.action).toContain(`ratchet run ${taskId} --takeover`)
+      expect(await events(world, taskId)).toHaveLength(before.length)
+
+      // 3. after the grace, run --takeover takes the lease over and releases it, running nothing
+      await new Promise((resolve) => setTimeout(resolve, 400))
+      const after = await status(world, taskId)
+      expect(after.lease).toMatchObject({ status: "expired", takeover: { allowedNow: true } })
+      const taken = await world.run(["run", taskId, "--takeover", "--json"], { env: leaseEnv })
+      expect(taken.code, taken.stdout + taken.stderr).toBe(0)
+      const result = JSON.parse(taken.stdout.trim().split("\n").at(-1)!)
+      expect(result.outcomes[0]).toMatchObject({ state: "VERIFYING", stop: "verifying" })
+      expect(result.outcomes[0].message).toContain(`ratchet verify ${taskId}`)
+      const handed = await events(world, taskId)
+      expect(handed.slice(0, before.length).map((r) => [r.lsn, r.type])).toEqual(before.map((r) => [r.lsn, r.type]))
+      expect(handed.slice(before.length).map((r) => r.type)).toEqual(["LeaseTakenOver", "LeaseReleased"])
+      const free = await status(world, taskId)
+      expect(free).toMatchObject({ state: "VERIFYING", lease: { status: "free", takeover: null } })
+      expect(free.next).toContain(`ratchet verify ${taskId}`)
+
+      // 4. verification goes on; a second --takeover finds nothing to take over and writes nothing
+      const again = await world.run(["run", taskId, "--takeover", "--json"], { env: leaseEnv })
+      expect(again.code).toBe(2)
+      expect(again.json.error.reason).toContain("nothing to take over")
+      const verified = await world.run(["verify", taskId, "--json"], { env: { ...leaseEnv, RATCHET_ACTOR: "verifier:ci" } })
+      expect(verified.code, verified.stdout + verified.stderr).not.toBe(4)
+      expect((await events(world, taskId)).slice(handed.length).map((r) => r.type)).toContain("VerificationRecorded")
       const checked = await checkLog(world, taskId)
       expect(checked.problems).toEqual([])
       expect(checked).toMatchObject({ ok: true, state: "VERIFYING" })

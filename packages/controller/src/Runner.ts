@@ -67,13 +67,13 @@ import * as WorkTree from "./WorkTree.js"
  * - `child-exited`: its command ended; nothing about its end is recorded.
  * - `step-finished`: its end, the boundary, and the next step's start when the plan determined it,
  *   are committed (in one transaction); the next command has not started.
- * - `verification-entered`: every step is done and the task is VERIFYING; the run's lease is still
- *   held (it is released as the run ends).
+ * - `verification-entered`, `task-blocked`: the task is VERIFYING (every step done), or BLOCKED; the
+ *   run's lease is still held (it is released as the run ends).
  *
  * @since 0.1.0
  * @category models
  */
-export const faultPoints = ["step-started", "child-started", "child-exited", "step-finished", "verification-entered"] as const
+export const faultPoints = ["step-started", "child-started", "child-exited", "step-finished", "verification-entered", "task-blocked"] as const
 
 /**
  * @since 0.1.0
@@ -388,6 +388,7 @@ export const run = (
         const task = taskNow()
         switch (task.state) {
           case "BLOCKED":
+            fault("task-blocked")
             yield* project_(task, true)
             return outcome(task, "blocked", task.blockers.at(-1)?.requiredAction ?? Task.nextStep(task))
           case "CANCELLED":

@@ -15,7 +15,8 @@
  *
  * And the runner killed after the task entered VERIFYING but before its lease's release: every other
  * command is refused pointing to `ratchet run <task> --takeover`, which takes the lease over and
- * releases it, running nothing, so verification goes on (ADR 0022).
+ * releases it, running nothing, so verification goes on (ADR 0022); and the same after a run that
+ * BLOCKED (`task-blocked`), where the person's unblock goes on after it.
  */
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
@@ -29,6 +30,7 @@ import {
   events,
   makeWorld,
   passphrase,
+  personalAct,
   removeWorlds,
   specText,
   status,
@@ -171,7 +173,7 @@ export const crashMatrix = (engine: Engine): void => {
     })
   })
 
-  describe("a runner killed in VERIFYING before its lease's release", { concurrent: true, timeout: 300_000 }, () => {
+  describe("a runner killed after its run stopped, before its lease's release", { concurrent: true, timeout: 300_000 }, () => {
     it("status names ratchet run --takeover and when it is allowed; that one command hands the task on to verification", async () => {
       const world = await makeWorld(engine)
       const taskId = await toPlanApproved(world, "Crash after entering verification", specText(), planOf([commandStep("build", "echo built")]))
@@ -226,6 +228,42 @@ export const crashMatrix = (engine: Engine): void => {
       const checked = await checkLog(world, taskId)
       expect(checked.problems).toEqual([])
       expect(checked).toMatchObject({ ok: true, state: "VERIFYING" })
+    })
+
+    it("the same after a run that BLOCKED: run --takeover hands the task on with the blocker's action, and the unblock goes on", async () => {
+      const world = await makeWorld(engine)
+      // writes outside the spec's scope (test/**): the run BLOCKs scope_violation
+      const taskId = await toPlanApproved(world, "Crash after blocking", specText(), planOf([commandStep("stray", "echo stray > outside.txt")]))
+      const crashed = await world.run(["run", taskId], { env: { ...leaseEnv, RATCHET_FAULT: "task-blocked" } })
+      expect(crashed.code, crashed.stderr).toBe(1)
+      const before = await events(world, taskId)
+      expect(before.at(-1)!.type).not.toBe("LeaseReleased")
+      const stuck = await status(world, taskId)
+      expect(stuck).toMatchObject({ state: "BLOCKED", lease: { holder: { host: "runner" }, takeover: { command: `ratchet run ${taskId} --takeover` } } })
+      expect(stuck.next).toContain(`ratchet run ${taskId} --takeover`)
+      fs.rmSync(path.join(world.repo, "outside.txt"))
+      const unblock = ["unblock", taskId, "--to", "RUNNING", "--resolution", "removed outside.txt", "--json"]
+      const refused = await world.run(unblock, { env: leaseEnv })
+      expect(refused.code).toBe(4)
+      expect(refused.json.error).toMatchObject({ _tag: "@ratchet/controller/LeaseConflict", takeover: `ratchet run ${taskId} --takeover` })
+      expect(await events(world, taskId)).toHaveLength(before.length)
+
+      await new Promise((resolve) => setTimeout(resolve, 400))
+      const taken = await world.run(["run", taskId, "--takeover", "--json"], { env: leaseEnv })
+      expect(taken.code, taken.stdout + taken.stderr).toBe(3)
+      const result = JSON.parse(taken.stdout.trim().split("\n").at(-1)!)
+      expect(result.outcomes[0]).toMatchObject({ state: "BLOCKED", stop: "blocked", blocker: { category: "scope_violation" } })
+      expect(result.outcomes[0].message).toContain(`ratchet unblock ${taskId}`)
+      expect((await events(world, taskId)).slice(before.length).map((r) => r.type)).toEqual(["LeaseTakenOver", "LeaseReleased"])
+      const free = await status(world, taskId)
+      expect(free.lease).toMatchObject({ status: "free", takeover: null })
+      expect(free.next).not.toContain("--takeover")
+      // the person's unblock, on a terminal with their key, now goes through
+      const unblocked = (await personalAct(world, unblock.slice(0, -1), leaseEnv)).result
+      expect(unblocked.code, unblocked.stdout).toBe(0)
+      const checked = await checkLog(world, taskId)
+      expect(checked.problems).toEqual([])
+      expect(checked).toMatchObject({ ok: true, state: "RUNNING" })
     })
   })
 }

@@ -2,9 +2,11 @@
  * Whether a task can be handed to a runner now: PLAN_APPROVED (its run starts) or RUNNING (its run
  * continues); or, with `--takeover`, any task that is not terminal whose lease is held: a runner
  * that died after leaving the task VERIFYING, BLOCKED or PAUSED but before releasing its lease is
- * taken over by the run, which releases the lease and names the next step (ADR 0022). A transport that starts a runner in the background (`ratchet run --detach`, the MCP
- * server's `run_start`) checks it first, so a refusal reaches the caller rather than a detached
- * runner's log where nobody would read it. The runner still passes the run-start gate itself.
+ * taken over by the run, which releases the lease and names the next step (ADR 0022).
+ *
+ * A transport that starts a runner in the background (`ratchet run --detach`, the MCP server's
+ * `run_start`) checks it first, so a refusal reaches the caller rather than a detached runner's log
+ * where nobody would read it. The runner still passes the run-start gate itself.
  *
  * @since 0.2.0
  */

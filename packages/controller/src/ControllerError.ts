@@ -120,6 +120,7 @@ const invalidTags: ReadonlySet<string> = new Set([
   "@ratchet/controller/ProjectNotInitialised",
   "@ratchet/controller/InvalidProjectFile",
   "@ratchet/controller/ProjectFileTooNew",
+  "@ratchet/controller/StoreBehind",
   "@ratchet/kernel/SpecInvalid",
   "@ratchet/kernel/PlanInvalid",
   "@ratchet/lease/LeaseNotHeld",

@@ -67,7 +67,7 @@ export const location = (): StoreMark.Location => StoreMark.locationOf(home())
 /**
  * The store services for a command on `project`: refused when the store is behind what this
  * checkout saw it commit (a lost SQLite WAL, a deleted database), and every append moves the
- * checkout's mark (ADR 0022).
+ * checkout's mark (ADR 0023).
  *
  * @since 0.2.0
  * @category layers

@@ -70,7 +70,7 @@ const runInit = (parsed: Args.Parsed, env: Commands.Env) =>
     const force = parsed.options["force"] === true
     // What this checkout saw the store commit, when it is a project already: a store that went
     // back, or a missing database, is refused rather than opened (and created) again, unless the
-    // person starts over on purpose with --force, which forgets the mark first (ADR 0022).
+    // person starts over on purpose with --force, which forgets the mark first (ADR 0023).
     const known = yield* Effect.either(Workspace.make.locate(env.cwd))
     const localDir = known._tag === "Right" ? known.right.localDir : undefined
     const location = Store.location()

@@ -34,7 +34,7 @@ export const home = (): string => {
  */
 export const services = (project: Workspace.Located) => {
   // Guarded like every command's store: refused when it is behind what this checkout saw it
-  // commit, and each append (one a step, in a steady run) moves the checkout's mark (ADR 0022).
+  // commit, and each append (one a step, in a steady run) moves the checkout's mark (ADR 0023).
   const guard = { localDir: project.localDir, location: StoreMark.locationOf(home()) }
   const store = (process.env["RATCHET_DATABASE_URL"] ?? "") === ""
     ? StoreMark.guard(SqliteStore.layerConfig, guard)

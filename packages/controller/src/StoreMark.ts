@@ -1,6 +1,6 @@
 /**
  * The store's high-water mark as this workspace saw it: the last append it saw committed, kept in
- * the checkout's own directory, outside the store (ADR 0022).
+ * the checkout's own directory, outside the store (ADR 0023).
  *
  * A store can go back without saying so. SQLite keeps every commit since its last checkpoint only
  * in `ratchet.db-wal`; after a crash, a deleted, truncated or damaged WAL rolls the database back
@@ -103,7 +103,7 @@ export const locationOf = (home: string, env: NodeJS.ProcessEnv = process.env): 
 /**
  * The store is behind what this workspace saw it commit: `missing` (no database file, or an empty
  * one), `behind` (the event the mark names is not there) or `replaced` (another event is at its
- * LSN). Nothing was read from it or written to it.
+ * LSN). Nothing was written to it, and nothing else read.
  *
  * @since 0.2.0
  * @category errors
@@ -125,7 +125,7 @@ export class StoreBehind extends Schema.TaggedError<StoreBehind>()("@ratchet/con
       : `The store ${this.store} lost committed events: ${seen}, and it now ends ${
         this.foundLsn === null ? `with no event of that task` : `that task at LSN ${this.foundLsn}`
       } (after a crash, a deleted, truncated or damaged ratchet.db-wal rolls SQLite back like this).`
-    return `${what} Nothing was read or written, so nothing runs twice. ${this.fix}`
+    return `${what} Nothing was written and nothing ran, so nothing runs twice. ${this.fix}`
   }
 }
 

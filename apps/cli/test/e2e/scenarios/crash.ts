@@ -225,7 +225,7 @@ const damage = (wal: string, how: WalDamage): void => {
 }
 
 /**
- * The store that went back (ADR 0022). On SQLite, the WAL deleted, truncated or damaged after a
+ * The store that went back (ADR 0023). On SQLite, the WAL deleted, truncated or damaged after a
  * SIGKILL, and the database deleted or emptied; on PostgreSQL (which has no WAL a person can lose),
  * the schema dropped and created again, as a restore of an older backup or a reset would leave it.
  * Every command refuses with the named loss, nothing runs twice, no database is created again

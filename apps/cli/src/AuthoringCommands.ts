@@ -22,13 +22,20 @@ import { type CommandSpec, controller, invocation, leaseEpoch, ok, resolve, str,
  */
 export const init: CommandSpec = {
   name: "init",
-  usage: "ratchet init [--name <text>]",
+  usage: "ratchet init [--name <text>] [--force]",
   summary: "Make this checkout a Ratchet project and open the runtime store",
   description:
-    "Creates .ratchet/project.json at the top of the git work tree (commit it: its stable projectId is shared by every clone) and this checkout's workspace id, kept in the git directory (a clone or a git worktree is a new workspace, a renamed folder is not). Opens the runtime store ($RATCHET_HOME/ratchet.db, or PostgreSQL when RATCHET_DATABASE_URL is set) and applies its migrations. Idempotent: an existing project file is never rewritten.",
+    "Creates .ratchet/project.json at the top of the git work tree (commit it: its stable projectId is shared by every clone) and this checkout's workspace id, kept in the git directory (a clone or a git worktree is a new workspace, a renamed folder is not). Opens the runtime store ($RATCHET_HOME/ratchet.db, or PostgreSQL when RATCHET_DATABASE_URL is set) and applies its migrations. Idempotent: an existing project file is never rewritten. A store that is missing, or behind what this checkout saw it commit (a lost SQLite WAL), is refused, never created again silently; --force starts over with it as it is.",
   positionals: [],
-  options: { name: { type: "string", valueName: "<text>", description: "The project's display name (default: the directory name)." } },
-  examples: ["ratchet init", "ratchet init --name \"Payments service\""],
+  options: {
+    name: { type: "string", valueName: "<text>", description: "The project's display name (default: the directory name)." },
+    force: {
+      type: "boolean",
+      description:
+        "Forget what this checkout saw the store commit, and open (or create) the store as it is now: for starting over on purpose after the store was lost or went back. Prints what was forgotten."
+    }
+  },
+  examples: ["ratchet init", "ratchet init --name \"Payments service\"", "ratchet init --force"],
   needs: "standalone",
   // Run by the entry point, which owns the store wiring.
   run: () => Effect.die(new Error("init is run by the entry point"))

@@ -8,6 +8,7 @@
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Controller from "@ratchet/controller/Controller"
+import * as StoreMark from "@ratchet/controller/StoreMark"
 import type * as Workspace from "@ratchet/controller/Workspace"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import type * as PostgresStore from "@ratchet/storage-postgres/PostgresStore"
@@ -56,13 +57,43 @@ const postgresLayer: typeof PostgresStore.layerConfig = Layer.unwrapEffect(
 export const store = () => engine() === "postgres" ? postgresLayer : SqliteStore.layerConfig
 
 /**
+ * Which store this invocation opens, as the workspace's store mark names it.
+ *
+ * @since 0.2.0
+ * @category configuration
+ */
+export const location = (): StoreMark.Location => StoreMark.locationOf(home())
+
+/**
+ * The store services for a command on `project`: refused when the store is behind what this
+ * checkout saw it commit (a lost SQLite WAL, a deleted database), and every append moves the
+ * checkout's mark (ADR 0023).
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const guarded = (project: Workspace.Located) => guardedAt(project.localDir)
+
+/**
+ * {@link guarded} for a checkout's own directory (`undefined`: not a project yet, nothing to check).
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const guardedAt = (localDir: string | undefined) => {
+  const options = { localDir, location: location() }
+  // Guarded engine by engine: each keeps its own layer's type.
+  return engine() === "postgres" ? StoreMark.guard(postgresLayer, options) : StoreMark.guard(SqliteStore.layerConfig, options)
+}
+
+/**
  * The controller of `project`, over the store with the project's lease settings.
  *
  * @since 0.1.0
  * @category layers
  */
 export const controller = (project: Workspace.Located) => {
-  const services = store()
+  const services = guarded(project)
   const leases = LeaseManager.layerConfig(project.project.lease ?? {}).pipe(Layer.provide(services))
   return Controller.layer.pipe(
     Layer.provide(Layer.mergeAll(services, leases, Layer.succeed(Controller.Project, project)))
@@ -77,7 +108,7 @@ export const controller = (project: Workspace.Located) => {
  * @category layers
  */
 export const verification = (project: Workspace.Located) => {
-  const services = store()
+  const services = guarded(project)
   const leases = LeaseManager.layerConfig(project.project.lease ?? {}).pipe(Layer.provide(services))
   return Layer.mergeAll(services, leases, Layer.succeed(Controller.Project, project), Builtin.layer)
 }

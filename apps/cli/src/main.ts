@@ -10,6 +10,7 @@ import * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Documents from "@ratchet/controller/Documents"
 import * as Invoker from "@ratchet/controller/Invoker"
+import * as StoreMark from "@ratchet/controller/StoreMark"
 import * as Workspace from "@ratchet/controller/Workspace"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -66,10 +67,18 @@ const fail = (io: Io, code: number, error: unknown, extra: string | null = null)
 const runInit = (parsed: Args.Parsed, env: Commands.Env) =>
   Effect.gen(function*() {
     const name = parsed.options["name"]
+    const force = parsed.options["force"] === true
+    // What this checkout saw the store commit, when it is a project already: a store that went
+    // back, or a missing database, is refused rather than opened (and created) again, unless the
+    // person starts over on purpose with --force, which forgets the mark first (ADR 0023).
+    const known = yield* Effect.either(Workspace.make.locate(env.cwd))
+    const localDir = known._tag === "Right" ? known.right.localDir : undefined
+    const location = Store.location()
+    const forgotten = force && localDir !== undefined ? StoreMark.forget(StoreMark.fileOf(localDir), location.key) : null
     // The store first: opening it applies its migrations (the scope closes it again), and a store
     // that cannot be opened (unreachable, or written by a newer Ratchet) must leave the repository
     // untouched rather than half initialised.
-    yield* Effect.scoped(Layer.build(Store.store()))
+    yield* Effect.scoped(Layer.build(Store.guardedAt(localDir)))
     const initialised = yield* Workspace.make.init(env.cwd, typeof name === "string" ? { displayName: name } : {})
     const where = Store.engine() === "postgres"
       ? "PostgreSQL (RATCHET_DATABASE_URL)"
@@ -83,13 +92,17 @@ const runInit = (parsed: Args.Parsed, env: Commands.Env) =>
         projectId: initialised.project.projectId,
         displayName: initialised.project.displayName,
         workspaceId: initialised.workspaceId,
-        store: Store.engine()
+        store: Store.engine(),
+        forgotten
       },
       text: [
         initialised.created ? `Initialised Ratchet project ${initialised.project.projectId}` : `Already a Ratchet project: ${initialised.project.projectId}`,
         `project file: ${initialised.projectFile}`,
         `workspace:    ${initialised.workspaceId}`,
         `store:        ${where}`,
+        ...(forgotten === null ? [] : [
+          `forgotten:    this checkout had seen task ${forgotten.streamId} committed up to LSN ${forgotten.lsn} (${forgotten.at}); the store is used as it is now`
+        ]),
         `next: ratchet task create --goal "…"`
       ].join("\n")
     } satisfies Commands.Outcome

@@ -8,6 +8,7 @@
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Controller from "@ratchet/controller/Controller"
+import * as StoreMark from "@ratchet/controller/StoreMark"
 import type * as Workspace from "@ratchet/controller/Workspace"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as PostgresStore from "@ratchet/storage-postgres/PostgresStore"
@@ -32,7 +33,12 @@ export const home = (): string => {
  * @category layers
  */
 export const services = (project: Workspace.Located) => {
-  const store = (process.env["RATCHET_DATABASE_URL"] ?? "") === "" ? SqliteStore.layerConfig : PostgresStore.layerConfig
+  // Guarded like every command's store: refused when it is behind what this checkout saw it
+  // commit, and each append (one a step, in a steady run) moves the checkout's mark (ADR 0023).
+  const guard = { localDir: project.localDir, location: StoreMark.locationOf(home()) }
+  const store = (process.env["RATCHET_DATABASE_URL"] ?? "") === ""
+    ? StoreMark.guard(SqliteStore.layerConfig, guard)
+    : StoreMark.guard(PostgresStore.layerConfig, guard)
   const leases = LeaseManager.layerConfig(project.project.lease ?? {}).pipe(Layer.provide(store))
   return Layer.mergeAll(store, leases, Layer.succeed(Controller.Project, project))
 }

@@ -127,6 +127,7 @@ const invalidTags: ReadonlySet<string> = new Set([
   "@ratchet/controller/ProjectNotInitialised",
   "@ratchet/controller/InvalidProjectFile",
   "@ratchet/controller/ProjectFileTooNew",
+  "@ratchet/controller/StoreBehind",
   "@ratchet/kernel/SpecInvalid",
   "@ratchet/kernel/PlanInvalid",
   "@ratchet/lease/LeaseNotHeld",
@@ -141,7 +142,8 @@ const invalidTags: ReadonlySet<string> = new Set([
  * The exit class of any failure a controller command can end in. A kernel refusal is invalid for
  * the task's state, except a stale digest (someone else moved the task), which is a conflict; a
  * HOLD is a HOLD unless one of its reasons is a stale digest (a conflict too); a store written by
- * a newer Ratchet is invalid (upgrade), not unexpected.
+ * a newer Ratchet is invalid (upgrade), not unexpected, and so is a store behind what the checkout
+ * saw it commit (`StoreBehind`: restore it, or start over with `ratchet init --force`).
  *
  * @since 0.1.0
  * @category models

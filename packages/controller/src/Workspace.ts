@@ -39,6 +39,11 @@ export interface Located {
   readonly workspaceId: string
   /** Whether the checkout is a git work tree. */
   readonly git: boolean
+  /**
+   * This checkout's own directory (beside its workspace id, never committed), where it keeps what
+   * it saw the store commit (`StoreMark`). Absent for a value made by hand: then nothing is kept.
+   */
+  readonly localDir?: string | undefined
 }
 
 /**
@@ -159,10 +164,14 @@ const createOnce = (file: string, content: string) =>
 
 const workspaceIdPattern = /^ws-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
+/** This checkout's own directory: in its git directory, or `.ratchet/local/` outside git. */
+const localDirOf = (root: string, gitDir: string | null): string =>
+  gitDir === null ? path.join(root, ".ratchet", "local") : path.join(gitDir, "ratchet")
+
 /** The checkout's workspace id, created on first use. */
 const workspaceIdOf = (root: string, gitDir: string | null) =>
   Effect.gen(function*() {
-    const directory = gitDir === null ? path.join(root, ".ratchet", "local") : path.join(gitDir, "ratchet")
+    const directory = localDirOf(root, gitDir)
     const file = path.join(directory, "workspace-id")
     yield* attempt("create", directory, () => fs.mkdir(directory, { recursive: true, mode: 0o755 }))
     if (gitDir === null) {
@@ -218,7 +227,7 @@ export const make: Service = {
       const project = yield* readProject(projectFile)
       const git = yield* gitOf(root)
       const workspaceId = yield* workspaceIdOf(root, git?.gitDir ?? null)
-      return { root, projectFile, project, workspaceId, git: git !== null }
+      return { root, projectFile, project, workspaceId, git: git !== null, localDir: localDirOf(root, git?.gitDir ?? null) }
     }),
   init: (from, options = {}) =>
     Effect.gen(function*() {
@@ -252,7 +261,15 @@ export const make: Service = {
         : yield* createOnce(projectFile, ProjectFile.encode(fresh))
       const project = yield* ProjectFile.decode(projectFile, bytes)
       const workspaceId = yield* workspaceIdOf(root, git?.gitDir ?? null)
-      return { root, projectFile, project, workspaceId, git: git !== null, created: !before && project.projectId === fresh.projectId }
+      return {
+        root,
+        projectFile,
+        project,
+        workspaceId,
+        git: git !== null,
+        localDir: localDirOf(root, git?.gitDir ?? null),
+        created: !before && project.projectId === fresh.projectId
+      }
     })
 }
 

@@ -46,6 +46,8 @@ export * as ProjectFile from "./ProjectFile.js"
 export * as Projection from "./Projection.js"
 /** @since 0.1.0 */
 export * as Stats from "./Stats.js"
+/** @since 0.2.0 */
+export * as StoreMark from "./StoreMark.js"
 /** @since 0.1.0 */
 export * as Runner from "./Runner.js"
 /** @since 0.2.0 */

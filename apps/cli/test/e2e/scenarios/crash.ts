@@ -22,10 +22,12 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import pg from "pg"
 import {
   approverId,
   checkLog,
   confirmationOf,
+  createTask,
   type Engine,
   events,
   makeWorld,
@@ -265,5 +267,171 @@ export const crashMatrix = (engine: Engine): void => {
       expect(checked.problems).toEqual([])
       expect(checked).toMatchObject({ ok: true, state: "RUNNING" })
     })
+  })
+}
+
+/** How a store loses what it committed: SQLite's WAL removed, cut short or damaged after a crash. */
+const walDamages = ["deleted", "truncated", "corrupted"] as const
+
+type WalDamage = (typeof walDamages)[number]
+
+/** Whether process `pid` is gone (or a zombie nobody reaped). */
+const gone = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return true
+  }
+  try {
+    return /^\d+ \(.*\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
+  } catch {
+    return true
+  }
+}
+
+const waitFor = async (what: string, check: () => boolean, ms = 60_000): Promise<void> => {
+  const deadline = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/**
+ * A plain step whose detached runner is killed (SIGKILL, `child-exited`) after its effect ran and
+ * before its end was recorded: the run's commits are then only in SQLite's WAL (a detached runner
+ * leaves no other process to checkpoint it). Returns the task, the marker and the store's files.
+ */
+const crashDetached = async (world: World, goal: string) => {
+  const marker = path.join(world.root, "marker.txt")
+  const plan = planOf([commandStep("effect", `sleep 0.5; echo ran >> ${JSON.stringify(marker)}`)])
+  const taskId = await toPlanApproved(world, goal, specText(), plan)
+  const started = await world.run(["run", taskId, "--detach", "--json"], { env: { ...leaseEnv, RATCHET_FAULT: "child-exited" } })
+  expect(started.code, started.stdout + started.stderr).toBe(0)
+  await waitFor("the runner to die at child-exited", () => gone(started.json.pid as number))
+  await waitFor("the effect to run", () => lines(marker) === 1)
+  return { taskId, marker }
+}
+
+/** Removes, cuts short or damages `wal` as a careless cleanup, a full disk or a bad copy would. */
+const damage = (wal: string, how: WalDamage): void => {
+  if (how === "deleted") {
+    fs.rmSync(wal)
+  } else if (how === "truncated") {
+    fs.truncateSync(wal, Math.floor(fs.statSync(wal).size / 2))
+  } else {
+    // Garbage from the middle on: every frame from there fails its checksum, and SQLite ignores it.
+    const size = fs.statSync(wal).size
+    const fd = fs.openSync(wal, "r+")
+    try {
+      fs.writeSync(fd, Buffer.alloc(Math.min(4096, size - Math.floor(size / 2)), 0xa5), 0, undefined, Math.floor(size / 2))
+    } finally {
+      fs.closeSync(fd)
+    }
+  }
+}
+
+/**
+ * The store that went back (ADR 0023). On SQLite, the WAL deleted, truncated or damaged after a
+ * SIGKILL, and the database deleted or emptied; on PostgreSQL (which has no WAL a person can lose),
+ * the schema dropped and created again, as a restore of an older backup or a reset would leave it.
+ * Every command refuses with the named loss, nothing runs twice, no database is created again
+ * behind the user's back, and `ratchet init --force` is the one deliberate way on.
+ */
+export const lostStore = (engine: Engine): void => {
+  afterAll(removeWorlds)
+
+  describe("a store that went back", { concurrent: true, timeout: 300_000 }, () => {
+    if (engine.name === "sqlite") {
+      it.each(walDamages)("the WAL %s after a SIGKILL: status and run refuse naming the loss; nothing runs twice", async (how) => {
+        const world = await makeWorld(engine)
+        const { marker, taskId } = await crashDetached(world, `Lost WAL (${how})`)
+        const wal = path.join(world.home, "ratchet.db-wal")
+        // The run's commits are in the WAL (the test would prove nothing otherwise).
+        expect(fs.statSync(wal).size).toBeGreaterThan(0)
+        damage(wal, how)
+
+        const shown = await world.run(["status", taskId, "--json"])
+        expect(shown.code, shown.stdout + shown.stderr).toBe(2)
+        expect(shown.json.error).toMatchObject({ _tag: "@ratchet/controller/StoreBehind", reason: "behind", mark: { streamId: taskId } })
+        expect(shown.json.error.message).toContain("lost committed events")
+        expect(shown.json.error.message).toContain(`task ${taskId}`)
+        expect(shown.json.error.fix).toContain("ratchet init --force")
+        const text = await world.run(["status", taskId])
+        expect(text.code).toBe(2)
+        expect(text.stderr).toContain("ratchet.db-wal")
+        // `run --any` reads nothing before it starts the runner: the runner's own store refuses.
+        for (const args of [["run", taskId], ["run", taskId, "--takeover"], ["run", "--any", "--takeover-expired"], ["task", "list"]]) {
+          const refused = await world.run([...args, "--json"], { env: leaseEnv })
+          expect(refused.code, `${args.join(" ")}: ${refused.stdout}${refused.stderr}`).toBe(2)
+        }
+        expect(lines(marker)).toBe(1)
+
+        // The deliberate way on: forget the mark; the store is then used as it is, and says so.
+        const forced = await world.run(["init", "--force", "--json"])
+        expect(forced.code, forced.stdout + forced.stderr).toBe(0)
+        expect(forced.json.forgotten).toMatchObject({ streamId: taskId })
+        expect((await world.run(["status", taskId, "--json"])).code).toBe(0)
+        // ... and a plain init is not a way round it: with nothing lost since, it changes nothing.
+        expect((await world.run(["init", "--json"])).json.forgotten).toBeNull()
+      })
+
+      it.each(["deleted", "emptied"] as const)("ratchet.db %s: refused, and not created again until init --force", async (how) => {
+        const world = await makeWorld(engine)
+        const taskId = await createTask(world, `Lost database (${how})`)
+        const db = path.join(world.home, "ratchet.db")
+        if (how === "deleted") {
+          for (const file of [db, `${db}-wal`, `${db}-shm`]) fs.rmSync(file, { force: true })
+        } else {
+          fs.truncateSync(db, 0)
+          for (const file of [`${db}-wal`, `${db}-shm`]) fs.rmSync(file, { force: true })
+        }
+        for (const args of [["status", taskId], ["task", "list"], ["task", "create", "--goal", "again"], ["init"]]) {
+          const refused = await world.run([...args, "--json"])
+          expect(refused.code, `${args.join(" ")}: ${refused.stdout}${refused.stderr}`).toBe(2)
+          expect(refused.json.error).toMatchObject({ _tag: "@ratchet/controller/StoreBehind", reason: "missing" })
+          expect(refused.json.error.message).toContain("It was not created again")
+          expect(fs.existsSync(db) ? fs.statSync(db).size : 0).toBe(0)
+        }
+        const forced = await world.run(["init", "--force", "--json"])
+        expect(forced.code, forced.stdout + forced.stderr).toBe(0)
+        expect(forced.json.forgotten).toMatchObject({ streamId: taskId })
+        expect(fs.statSync(db).size).toBeGreaterThan(0)
+        // An empty store now, knowingly: the task is not there.
+        expect((await world.run(["status", taskId, "--json"])).code).toBe(2)
+        expect((await world.run(["task", "create", "--goal", "again", "--json"])).code).toBe(0)
+      })
+    }
+
+    it("a crash alone loses nothing: the store is at the mark, and the run goes on", async () => {
+      const world = await makeWorld(engine)
+      const { marker, taskId } = await crashDetached(world, "A crash, nothing lost")
+      expect((await world.run(["status", taskId, "--json"])).code).toBe(0)
+      await new Promise((resolve) => setTimeout(resolve, 400))
+      const recovered = await world.run(["run", taskId, "--takeover", "--json"], { env: leaseEnv })
+      // A plain step that was dispatched and never resolved: Indeterminate, for a person to settle.
+      expect(recovered.code, recovered.stdout + recovered.stderr).toBe(3)
+      expect(lines(marker)).toBe(1)
+    })
+
+    if (engine.name === "postgres") {
+      it("the schema dropped and created again (an older backup, a reset): refused naming the loss", async () => {
+        const world = await makeWorld(engine)
+        const { marker, taskId } = await crashDetached(world, "A store reset")
+        const client = new pg.Client({ connectionString: world.env["RATCHET_DATABASE_URL"] })
+        await client.connect()
+        try {
+          await client.query(`DROP SCHEMA "${world.env["RATCHET_DATABASE_SCHEMA"]}" CASCADE`)
+        } finally {
+          await client.end()
+        }
+        for (const args of [["status", taskId], ["run", taskId, "--takeover"]]) {
+          const refused = await world.run([...args, "--json"], { env: leaseEnv })
+          expect(refused.code, `${args.join(" ")}: ${refused.stdout}${refused.stderr}`).toBe(2)
+          expect(refused.json.error).toMatchObject({ _tag: "@ratchet/controller/StoreBehind", reason: "behind", foundLsn: null })
+        }
+        expect(lines(marker)).toBe(1)
+      })
+    }
   })
 }

@@ -116,14 +116,12 @@ export const filesOf = (directory: string, name: string) => ({
  * one the file names any more.
  *
  * The file says "<pgid> <boot id> <start time>"; the group is the command's while its leader (the
- * shell, whose pid is the group's id) is the process that started then. A leader that has exited
- * and been reaped leaves the group to what it started in the background: while any member lives,
- * the system gives the group's number to no new process, so members that started no earlier than
- * the shell are the command's, still running its effect (a pid file forged to name another
- * leaderless group is out of reach: it sits in Ratchet's home, which only the sandbox keeps an
- * agent from writing). A leader that is a zombie has ended (its runner, stopped or dead, has not reaped it):
- * what it left in its group is killed, as a runner does at the end of every step — the zombie still
- * holds the group's id, so that group is the command's.
+ * shell, whose pid is the group's id) is the process that started then. A process that has the
+ * number now is neither waited on nor signalled. Once the shell has ended (a zombie nobody reaped,
+ * or gone), so has the command: what it left running in its group is killed, as a live runner kills
+ * it when the shell exits — the whole group while the zombie still holds its id, and after that only
+ * the processes whose environment carries the command's mark (`RATCHET_PROCESS=<name>`, which every
+ * process of the command inherits), never a group that took the number since.
  *
  * @since 0.1.0
  * @category constructors
@@ -141,19 +139,45 @@ export const orphan = (directory: string, name: string): number | null => {
   const pgid = Number(match[1])
   if (!Number.isSafeInteger(pgid) || pgid <= 1) return null
   const leader = stat(pgid)
-  if (leader === null) {
-    // The shell has exited and was reaped, but what it started in the background may run on: the
-    // group's number is not given to a new process while a member lives, so members that started
-    // no earlier than the shell are the command's, and it has not ended.
-    const startedAt = BigInt(match[3] ?? "0")
-    return members(pgid).some((member) => BigInt(member.startTicks) >= startedAt) ? pgid : null
+  if (leader !== null && leader.state !== "Z" && leader.state !== "X") {
+    // A live process has the number: it is the command's shell only if it started then, leading its group.
+    if (leader.startTicks !== match[3] || leader.pgrp !== pgid) return null
+    return alive(-pgid) ? pgid : null
   }
-  if (leader.startTicks !== match[3] || leader.pgrp !== pgid) return null
-  if (leader.state === "Z" || leader.state === "X") {
-    killGroup(pgid)
+  // The shell has ended: a zombie its stopped or dead runner never reaped, or gone. A live runner
+  // stops what the shell left in its group the moment the shell exits; so does recovery. While the
+  // zombie stands, the group is the command's; once it is gone, only processes carrying this
+  // command's mark are signalled, so a group that has the number now is left alone.
+  if (leader !== null) {
+    if (leader.startTicks === match[3] && leader.pgrp === pgid) killGroup(pgid)
     return null
   }
-  return alive(-pgid) ? pgid : null
+  for (const member of members(pgid)) {
+    if (marked(member.pid, name)) {
+      try {
+        process.kill(member.pid, "SIGKILL")
+      } catch {
+        // Ended meanwhile.
+      }
+    }
+  }
+  return null
+}
+
+/** The variable every process of a command inherits, naming the command's files (see {@link start}). */
+const markVariable = "RATCHET_PROCESS"
+
+/** Whether process `pid` carries the mark of the command named `name` in its environment. */
+const marked = (pid: number, name: string): boolean => {
+  let environment: Buffer
+  try {
+    environment = fs.readFileSync(`/proc/${pid}/environ`)
+  } catch {
+    return false
+  }
+  const entry = Buffer.from(`${markVariable}=${name}\0`)
+  const at = environment.indexOf(entry)
+  return at === 0 || (at > 0 && environment[at - 1] === 0)
 }
 
 /**
@@ -199,7 +223,12 @@ export const start = (input: {
     const out = fs.openSync(files.stdout, "w", 0o600)
     const err = fs.openSync(files.stderr, "w", 0o600)
     try {
-      child = spawn("/bin/sh", ["-c", input.command], { cwd: input.cwd, env: input.env, detached: true, stdio: ["ignore", out, err] })
+      child = spawn("/bin/sh", ["-c", input.command], {
+        cwd: input.cwd,
+        env: { ...input.env, [markVariable]: input.name },
+        detached: true,
+        stdio: ["ignore", out, err]
+      })
     } finally {
       fs.closeSync(out)
       fs.closeSync(err)

@@ -271,37 +271,57 @@ describe("StepProcess: output and pid files", { timeout: 60_000 }, () => {
     }
   })
 
-  it("orphan: a shell that exited leaves its background work running: that group is the orphan until it ends", async () => {
+  it("orphan: a shell that exited and was reaped has ended: its marked background work is killed, a stranger in the group is not", async () => {
     const directory = tempDir()
-    // A group of its own whose leader (the shell) exits at once, leaving a sleep behind it.
-    const shell = spawn("/bin/sh", ["-c", "sleep 30 & echo $!; exit 0"], { detached: true, stdio: ["ignore", "pipe", "ignore"] })
+    // A group whose leader (the shell) exits at once, leaving two sleeps behind it: one carrying the
+    // command's mark, as every process a step starts does, and one that cleared its environment,
+    // standing for a process of a group that took the number since.
+    const shell = spawn("/bin/sh", ["-c", "sleep 30 & echo $!; env -i /bin/sleep 31 & echo $!; exit 0"], {
+      detached: true,
+      env: { PATH: "/usr/bin:/bin", RATCHET_PROCESS: "i-1" },
+      stdio: ["ignore", "pipe", "ignore"]
+    })
     const exited = new Promise<void>((resolve) => shell.once("exit", () => resolve()))
-    const printed = new Promise<number>((resolve) => shell.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim()))))
+    let printed = ""
+    const both = new Promise<ReadonlyArray<number>>((resolve) =>
+      shell.stdout.on("data", (chunk: Buffer) => {
+        printed += chunk.toString()
+        const pids = printed.trim().split(/\s+/).filter((word) => word !== "").map(Number)
+        if (pids.length === 2) resolve(pids)
+      })
+    )
     const pgid = shell.pid as number
     const shellStart = startTicks(pgid)
-    const child = await printed
+    const [marked, stranger] = (await both) as [number, number]
     await exited
     while (exists(pgid)) await sleep(20)
+    // The stranger has exec'd into its own sleep, without the mark, before anyone looks.
+    while (!fs.readFileSync(`/proc/${stranger}/cmdline`, "utf8").includes("31")) await sleep(20)
     try {
-      const file = StepProcess.filesOf(directory, "i-1").pid
-      fs.writeFileSync(file, `${pgid} ${bootId()} ${shellStart}`)
-      expect(StepProcess.orphan(directory, "i-1")).toBe(pgid)
-      // Members older than the shell the file names are not its work: another group had the number.
-      fs.writeFileSync(file, `${pgid} ${bootId()} ${BigInt(startTicks(child)) + 1n}`)
+      // Under another command's name, nothing of this group is that command's: nothing is signalled.
+      fs.writeFileSync(StepProcess.filesOf(directory, "i-2").pid, `${pgid} ${bootId()} ${shellStart}`)
+      expect(StepProcess.orphan(directory, "i-2")).toBeNull()
+      await sleep(100)
+      expect([stateOf(marked), stateOf(stranger)].map((state) => state === "S" || state === "R")).toEqual([true, true])
+      // Under its own: the command has ended; its marked process is killed, the stranger is not.
+      fs.writeFileSync(StepProcess.filesOf(directory, "i-1").pid, `${pgid} ${bootId()} ${shellStart}`)
       expect(StepProcess.orphan(directory, "i-1")).toBeNull()
-      expect(exists(child)).toBe(true)
-      // Once the background work has ended, so has the command.
-      process.kill(child, "SIGKILL")
-      while (stateOf(child) !== null && stateOf(child) !== "Z") await sleep(20)
-      fs.writeFileSync(file, `${pgid} ${bootId()} ${shellStart}`)
-      expect(StepProcess.orphan(directory, "i-1")).toBeNull()
+      while (stateOf(marked) !== null && stateOf(marked) !== "Z") await sleep(20)
+      expect(["S", "R"]).toContain(stateOf(stranger))
     } finally {
-      try {
-        process.kill(-pgid, "SIGKILL")
-      } catch {
-        // Already gone.
+      for (const pid of [marked, stranger]) {
+        try {
+          process.kill(pid, "SIGKILL")
+        } catch {
+          // Already gone.
+        }
       }
     }
+  })
+
+  it("start marks the command's processes with RATCHET_PROCESS, the name of its files", async () => {
+    const ended = await Effect.runPromise(startIn("printf %s \"$RATCHET_PROCESS\"").exit)
+    expect(text(ended.stdout)).toBe("i-1")
   })
 
   it("orphan: a group that is gone is no orphan, even with its pid file left", async () => {

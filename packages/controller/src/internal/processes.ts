@@ -50,8 +50,8 @@ export const stat = (pid: number): { readonly state: string; readonly pgrp: numb
 
 /**
  * The processes of group `pgid` that are not zombies, from `/proc` (Linux): empty where the system
- * has no `/proc`. A group's id is its leader's pid, and the system gives that number to no new
- * process while any member of the group lives, so members found here are the group's own.
+ * has no `/proc`. Whose they are is another question: a group whose leader is gone may be one that
+ * took the number since, so a caller tells its own by more than the group's id.
  */
 export const members = (pgid: number): ReadonlyArray<{ readonly pid: number; readonly startTicks: string }> => {
   let names: Array<string>

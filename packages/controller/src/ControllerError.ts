@@ -128,6 +128,7 @@ const invalidTags: ReadonlySet<string> = new Set([
   "@ratchet/controller/InvalidProjectFile",
   "@ratchet/controller/ProjectFileTooNew",
   "@ratchet/controller/StoreBehind",
+  "@ratchet/controller/CheckoutLockUnavailable",
   "@ratchet/kernel/SpecInvalid",
   "@ratchet/kernel/PlanInvalid",
   "@ratchet/lease/LeaseNotHeld",

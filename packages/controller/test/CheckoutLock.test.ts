@@ -20,6 +20,12 @@ const lockFile = (home: string, root: string) =>
 
 const boot = () => fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()
 
+/** Field 22 of `/proc/<pid>/stat`: when the process started, in clock ticks since boot. */
+const startTicks = (pid: number): string => {
+  const text = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  return text.slice(text.lastIndexOf(")") + 2).split(" ")[19] as string
+}
+
 const holdOnce = (home: string, root: string) => Effect.runPromiseExit(Effect.scoped(CheckoutLock.hold(home, root)))
 
 describe("CheckoutLock", () => {
@@ -27,7 +33,7 @@ describe("CheckoutLock", () => {
     const home = tempDir()
     const root = tempDir()
     const inside = await Effect.runPromise(Effect.scoped(Effect.zipRight(CheckoutLock.hold(home, root), Effect.sync(() => fs.readFileSync(lockFile(home, root), "utf8")))))
-    expect(inside).toBe(`${process.pid} ${boot()}`)
+    expect(inside).toBe(`${process.pid} ${boot()} ${startTicks(process.pid)}`)
     expect(fs.existsSync(lockFile(home, root))).toBe(false)
   })
 
@@ -49,6 +55,34 @@ describe("CheckoutLock", () => {
     } finally {
       other.kill("SIGKILL")
     }
+  })
+
+  it("is refused by a live holder that started when its lock says, and taken over from a process that has the number since", async () => {
+    const home = tempDir()
+    const root = tempDir()
+    const other = spawn("sleep", ["30"], { stdio: "ignore" })
+    try {
+      while (!fs.readFileSync(`/proc/${other.pid}/cmdline`, "utf8").startsWith("sleep")) await new Promise((resolve) => setTimeout(resolve, 20))
+      fs.mkdirSync(path.join(home, "run"), { recursive: true })
+      fs.writeFileSync(lockFile(home, root), `${other.pid} ${boot()} ${startTicks(other.pid as number)}`)
+      expect(Exit.isFailure(await holdOnce(home, root))).toBe(true)
+      // The runner that wrote it started at another time: the number is the sleep's now, not its.
+      fs.writeFileSync(lockFile(home, root), `${other.pid} ${boot()} ${BigInt(startTicks(other.pid as number)) - 1n}`)
+      expect(Exit.isSuccess(await holdOnce(home, root))).toBe(true)
+      expect(["S", "R"]).toContain(fs.readFileSync(`/proc/${other.pid}/stat`, "utf8").split(") ")[1]?.[0])
+    } finally {
+      other.kill("SIGKILL")
+    }
+  })
+
+  it("refuses to run unlocked when the lock cannot be written, naming the file, the reason and the fix", async () => {
+    const home = path.join(tempDir(), "home-is-a-file")
+    fs.writeFileSync(home, "")
+    const error = await Effect.runPromise(Effect.flip(Effect.scoped(CheckoutLock.hold(home, tempDir()))))
+    expect(error._tag).toBe("@ratchet/controller/CheckoutLockUnavailable")
+    expect(error.message).toContain(path.join(home, "run"))
+    expect(error.message).toContain("ENOTDIR")
+    expect(error.message).toContain("Make $RATCHET_HOME/run writable")
   })
 
   it("a stopped holder (SIGSTOP) keeps it from a plain runner, and yields it to a takeover", async () => {

@@ -67,8 +67,10 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   const failWith = (code: number, error: unknown): number => {
     const tag = (error as { _tag?: unknown })._tag
     // The lease manager speaks of `ratchet lease takeover`; a run takes a dead runner's lease over itself.
+    const task = (error as { taskId?: unknown }).taskId
+    const named = typeof task === "string" ? task : "<task>"
     const hint = tag === "@ratchet/lease/LeaseHeld" || tag === "@ratchet/lease/TakeoverTooEarly"
-      ? "If the holder is a runner that died, wait for its grace deadline, then: ratchet run <task> --takeover (ratchet lease show <task> shows the deadline)."
+      ? `If the holder is a runner that died, wait for its grace deadline, then: ratchet run ${named} --takeover (ratchet lease show ${named} shows the deadline).`
       : null
     if (json) process.stdout.write(`${JSON.stringify({ type: "result", ok: false, exitCode: code, error: errorJson(error), ...(hint === null ? {} : { hint }) })}\n`)
     else say(`error: ${String((error as { message?: unknown }).message ?? error)}${hint === null ? "" : `\n${hint}`}`)

@@ -22,7 +22,7 @@ import type * as TaskView from "./TaskView.js"
  * @category guards
  */
 export const check = (view: TaskView.TaskView, takeover = false): Effect.Effect<TaskView.TaskView, Task.Refused> =>
-  Effect.as(admit(view.state, view.terminal, takeover, view.lease.status, view.next), view)
+  Effect.as(admit(view.state, view.terminal, takeover, view.lease.status, view.next, view.lease.holder?.host), view)
 
 /**
  * Whether a run may start on a task in `state` whose lease is `lease` (see the module comment), else
@@ -37,9 +37,10 @@ export const admit = (
   terminal: boolean,
   takeover: boolean,
   lease: "free" | "held" | "expired",
-  action: string
+  action: string,
+  holderHost?: string | undefined
 ): Effect.Effect<void, Task.Refused> =>
-  state === "PLAN_APPROVED" || state === "RUNNING" || (takeover && !terminal && lease !== "free")
+  state === "PLAN_APPROVED" || state === "RUNNING" || (takeover && !terminal && lease !== "free" && holderHost === "runner")
     ? Effect.void
     : Effect.fail(
       new Task.Refused({
@@ -47,7 +48,11 @@ export const admit = (
         command: "Run",
         state,
         reason: takeover && !terminal
-          ? `a run executes a task that is PLAN_APPROVED or RUNNING, or takes over the lease a dead runner left held; this one is ${state} and its lease is free: there is nothing to take over.`
+          ? lease === "free"
+            ? `a run executes a task that is PLAN_APPROVED or RUNNING, or takes over the lease a dead runner left held; this one is ${state} and its lease is free: there is nothing to take over.`
+            : `a run executes a task that is PLAN_APPROVED or RUNNING, or takes over the lease a dead runner left held; this one is ${state} and its lease is held by ${
+              holderHost === undefined ? "an unknown holder" : `a ${holderHost} session`
+            }, not a runner: a run does not take it. Wait for that holder, or take its lease over as a person would (ratchet lease takeover).`
           : `a run executes a task that is PLAN_APPROVED or RUNNING; this one is ${state}.`,
         action
       })

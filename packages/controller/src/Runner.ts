@@ -216,7 +216,7 @@ export const run = (
     const startState = firstTask.state
     // A dead runner's lease on a task it left VERIFYING, BLOCKED or PAUSED is taken over to hand it on (ADR 0022).
     const observedLease = yield* LeaseManager.LeaseManager.pipe(Effect.flatMap((leases) => leases.observe({ projectId, taskId, branch })))
-    yield* Runnable.admit(startState, Task.isTerminal(startState), options.takeover, observedLease.status, Task.nextStep(firstTask))
+    yield* Runnable.admit(startState, Task.isTerminal(startState), options.takeover, observedLease.status, Task.nextStep(firstTask), observedLease.holder?.host)
 
     // ---- the lease ------------------------------------------------------------------------------
     const held = yield* RunLease.take({

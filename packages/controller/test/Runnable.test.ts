@@ -1,0 +1,58 @@
+/**
+ * Which tasks a run may take (ADR 0022): PLAN_APPROVED and RUNNING always; with `--takeover`, a
+ * task in any other unfinished state only when a runner's lease is held on it (a dead runner left
+ * it), never a free lease, a person's or a host session's, or a finished task. Both sets below are
+ * written by hand.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import type * as Task from "@ratchet/kernel/Task"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Runnable from "../src/Runnable.js"
+
+type Lease = "free" | "held" | "expired"
+
+/** (state, terminal, --takeover, lease, holder's host) a run takes. */
+const accepted: ReadonlyArray<readonly [Task.State, boolean, boolean, Lease, string | undefined]> = [
+  ["PLAN_APPROVED", false, false, "free", undefined],
+  ["PLAN_APPROVED", false, true, "expired", "runner"],
+  ["RUNNING", false, false, "held", "claude-code"],
+  ["RUNNING", false, true, "expired", "runner"],
+  ["VERIFYING", false, true, "held", "runner"],
+  ["VERIFYING", false, true, "expired", "runner"],
+  ["BLOCKED", false, true, "expired", "runner"],
+  ["PAUSED", false, true, "held", "runner"]
+]
+
+/** (state, terminal, --takeover, lease, holder's host, the refusal's code, words its reason holds). */
+const refused: ReadonlyArray<readonly [Task.State, boolean, boolean, Lease, string | undefined, string, string]> = [
+  ["VERIFYING", false, false, "held", "runner", "forbidden_transition", "PLAN_APPROVED or RUNNING"],
+  ["BLOCKED", false, false, "expired", "runner", "forbidden_transition", "this one is BLOCKED"],
+  ["PAUSED", false, false, "free", undefined, "task_paused", "this one is PAUSED"],
+  ["VERIFYING", false, true, "free", undefined, "forbidden_transition", "nothing to take over"],
+  ["VERIFYING", false, true, "held", "claude-code", "forbidden_transition", "held by a claude-code session, not a runner"],
+  ["INTERVIEWING", false, true, "expired", "codex", "forbidden_transition", "held by a codex session, not a runner"],
+  ["BLOCKED", false, true, "held", "cli", "forbidden_transition", "ratchet lease takeover"],
+  ["SPEC_READY", false, true, "held", undefined, "forbidden_transition", "an unknown holder"],
+  ["COMPLETED", true, true, "held", "runner", "terminal_state", "this one is COMPLETED"],
+  ["CANCELLED", true, false, "free", undefined, "terminal_state", "this one is CANCELLED"]
+]
+
+const admit = (state: Task.State, terminal: boolean, takeover: boolean, lease: Lease, host: string | undefined) =>
+  Effect.runSync(Effect.either(Runnable.admit(state, terminal, takeover, lease, "the next step", host)))
+
+describe("Runnable.admit", () => {
+  it.each(accepted)("takes %s (terminal %s, takeover %s, lease %s held by %s)", (state, terminal, takeover, lease, host) => {
+    expect(Either.isRight(admit(state, terminal, takeover, lease, host))).toBe(true)
+  })
+
+  it.each(refused)("refuses %s (terminal %s, takeover %s, lease %s held by %s): %s", (state, terminal, takeover, lease, host, code, words) => {
+    const result = admit(state, terminal, takeover, lease, host)
+    expect(Either.isLeft(result)).toBe(true)
+    if (Either.isLeft(result)) {
+      expect(result.left.code).toBe(code)
+      expect(result.left.reason).toContain(words)
+      expect(result.left.action).toBe("the next step")
+    }
+  })
+})

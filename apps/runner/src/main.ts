@@ -15,6 +15,7 @@ import { parseArgs } from "node:util"
 import * as CheckoutLock from "@ratchet/controller/CheckoutLock"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Invoker from "@ratchet/controller/Invoker"
+import * as Runnable from "@ratchet/controller/Runnable"
 import * as Runner from "@ratchet/controller/Runner"
 import * as RunRequest from "@ratchet/controller/RunRequest"
 import * as Workspace from "@ratchet/controller/Workspace"
@@ -180,7 +181,7 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
           if (result._tag === "Right") {
             outcomes.push(result.right)
             settled.add(next.taskId)
-          } else if (Runner.isBusy(result.left)) {
+          } else if (Runnable.isBusy(result.left)) {
             busy.add(next.taskId)
           } else if (result.left._tag === "@ratchet/kernel/TaskCommandRefused" || result.left._tag === "@ratchet/kernel/TaskCommandHeld") {
             // The task moved between the listing and the run (another runner finished or blocked

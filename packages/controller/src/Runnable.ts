@@ -73,3 +73,14 @@ export const handedOn = (task: Task.Task, epoch: number): { readonly stop: "veri
       : task.blockers.at(-1)?.requiredAction ?? Task.nextStep(task)
   }`
 })
+
+/**
+ * Whether `error` means "another runner holds this task" (skip it and try the next one).
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const isBusy = (error: { readonly _tag: string }): boolean =>
+  error._tag === "@ratchet/lease/LeaseHeld" || error._tag === "@ratchet/lease/TakeoverTooEarly" ||
+  error._tag === "@ratchet/lease/LeaseContention" || error._tag === "@ratchet/lease/LeaseLost" ||
+  error._tag === "@ratchet/storage/StaleEpoch" || error._tag === "@ratchet/storage/VersionConflict"

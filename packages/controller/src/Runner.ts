@@ -567,17 +567,6 @@ export const run = (
   }))
 
 /**
- * Whether `error` means "another runner holds this task" (skip it and try the next one).
- *
- * @since 0.1.0
- * @category predicates
- */
-export const isBusy = (error: { readonly _tag: string }): boolean =>
-  error._tag === "@ratchet/lease/LeaseHeld" || error._tag === "@ratchet/lease/TakeoverTooEarly" ||
-  error._tag === "@ratchet/lease/LeaseContention" || error._tag === "@ratchet/lease/LeaseLost" ||
-  error._tag === "@ratchet/storage/StaleEpoch" || error._tag === "@ratchet/storage/VersionConflict"
-
-/**
  * The project's tasks a runner could take now: PLAN_APPROVED or RUNNING, with a lease that is free
  * (or expired, when `takeoverExpired`), oldest first; and whether some runnable task is held by a
  * live runner (worth waiting for when taking over expired leases).

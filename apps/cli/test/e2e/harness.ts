@@ -10,7 +10,7 @@
  * the project's first approver, and the tests type that passphrase where a person would. (The key
  * uses the lowest scrypt cost the key file accepts, to keep a hundred approvals quick.)
  */
-import { spawn } from "node:child_process"
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -63,21 +63,27 @@ const jsonOf = (stdout: string, lenient: boolean): unknown => {
   }
 }
 
-/** Runs `file args` and collects its output; never rejects on a non-zero exit. */
-export const exec = (
-  file: string,
-  args: ReadonlyArray<string>,
-  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly input?: string | undefined; readonly lenient?: boolean }
+/**
+ * Collects what `child` prints until it ends, killing it past the call timeout. `onStdout` sees
+ * standard output so far after each chunk (a terminal's prompts); never rejects on a non-zero exit.
+ */
+const collect = (
+  child: ChildProcessWithoutNullStreams,
+  described: string,
+  lenient: boolean,
+  onStdout: (soFar: () => string) => void = () => {}
 ): Promise<Result> =>
   new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] })
     const out: Array<Buffer> = []
     const err: Array<Buffer> = []
     const timer = setTimeout(() => {
       child.kill("SIGKILL")
-      reject(new Error(`timed out after ${callTimeoutMs} ms: ${[file, ...args].join(" ")}`))
+      reject(new Error(`timed out after ${callTimeoutMs} ms: ${described}`))
     }, callTimeoutMs)
-    child.stdout.on("data", (chunk: Buffer) => out.push(chunk))
+    child.stdout.on("data", (chunk: Buffer) => {
+      out.push(chunk)
+      onStdout(() => Buffer.concat(out).toString("utf8"))
+    })
     child.stderr.on("data", (chunk: Buffer) => err.push(chunk))
     child.on("error", (error) => {
       clearTimeout(timer)
@@ -86,13 +92,24 @@ export const exec = (
     child.on("close", (code, signal) => {
       clearTimeout(timer)
       const stdout = Buffer.concat(out).toString("utf8")
-      resolve({ code: code ?? (signal === null ? -1 : 128), stdout, stderr: Buffer.concat(err).toString("utf8"), json: jsonOf(stdout, options.lenient === true) })
+      resolve({ code: code ?? (signal === null ? -1 : 128), stdout, stderr: Buffer.concat(err).toString("utf8"), json: jsonOf(stdout, lenient) })
     })
     child.stdin.on("error", () => {
-      // A child that exits without reading its input: its exit code says what happened.
+      // A child that exits without reading all its input: its exit code says what happened.
     })
-    child.stdin.end(options.input ?? "")
   })
+
+/** Runs `file args` and collects its output; never rejects on a non-zero exit. */
+export const exec = (
+  file: string,
+  args: ReadonlyArray<string>,
+  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly input?: string | undefined; readonly lenient?: boolean }
+): Promise<Result> => {
+  const child = spawn(file, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] })
+  const result = collect(child, [file, ...args].join(" "), options.lenient === true)
+  child.stdin.end(options.input ?? "")
+  return result
+}
 
 /**
  * Runs `command` (a shell command line) under `script`, which gives it a pseudo-terminal, and
@@ -108,49 +125,25 @@ export const exec = (
 export const execTty = (
   command: string,
   options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly input: string }
-): Promise<Result> =>
-  new Promise((resolve, reject) => {
-    const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] })
-    const lines = options.input.split("\n")
-    // "a\nb\n" is two lines, not two and an empty third.
-    if (lines.at(-1) === "") lines.pop()
-    const out: Array<Buffer> = []
-    const err: Array<Buffer> = []
-    let seen = 0
-    let ended = false
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL")
-      reject(new Error(`timed out after ${callTimeoutMs} ms under a terminal: ${command}`))
-    }, callTimeoutMs)
-    const atPrompt = () => {
-      const text = Buffer.concat(out).toString("utf8")
-      if (text.length === seen || !/: $/.test(text)) return
-      seen = text.length
-      const line = lines.shift()
-      if (line !== undefined) child.stdin.write(`${line}\n`)
-      else if (!ended) {
-        ended = true
-        child.stdin.end()
-      }
+): Promise<Result> => {
+  const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] })
+  const lines = options.input.split("\n")
+  // "a\nb\n" is two lines, not two and an empty third.
+  if (lines.at(-1) === "") lines.pop()
+  let seen = 0
+  let ended = false
+  return collect(child, `under a terminal: ${command}`, true, (soFar) => {
+    const text = soFar()
+    if (text.length === seen || !/: $/.test(text)) return
+    seen = text.length
+    const line = lines.shift()
+    if (line !== undefined) child.stdin.write(`${line}\n`)
+    else if (!ended) {
+      ended = true
+      child.stdin.end()
     }
-    child.stdout.on("data", (chunk: Buffer) => {
-      out.push(chunk)
-      atPrompt()
-    })
-    child.stderr.on("data", (chunk: Buffer) => err.push(chunk))
-    child.on("error", (error) => {
-      clearTimeout(timer)
-      reject(error)
-    })
-    child.on("close", (code, signal) => {
-      clearTimeout(timer)
-      const stdout = Buffer.concat(out).toString("utf8")
-      resolve({ code: code ?? (signal === null ? -1 : 128), stdout, stderr: Buffer.concat(err).toString("utf8"), json: jsonOf(stdout, true) })
-    })
-    child.stdin.on("error", () => {
-      // The program ended without reading all of it: its exit code says what happened.
-    })
   })
+}
 
 /**
  * `f` over `items`, at most `limit` at a time, results in order. Concurrent CLI calls each open the

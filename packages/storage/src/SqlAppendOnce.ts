@@ -135,7 +135,7 @@ export const oneCall = (request: Prepared, state: BranchState | undefined): OneC
     const at = after.summary.lastLsn
     const index = text.indexOf(lastLsnKey)
     const rest = index < 0 ? "" : text.slice(index + lastLsnKey.length)
-    // The placeholder must stand whole (followed by the next key), or the split is not the summary's own.
+    // The negative LSN the fold wrote must stand whole (followed by the next key), or the split is not the summary's own.
     if (at >= 0 || !rest.startsWith(`${at},`)) return undefined
     summary = {
       version: after.summary.version,

@@ -30,6 +30,7 @@ const refused: ReadonlyArray<readonly [Task.State, boolean, boolean, Lease, stri
   ["BLOCKED", false, false, "expired", "runner", "forbidden_transition", "this one is BLOCKED"],
   ["PAUSED", false, false, "free", undefined, "task_paused", "this one is PAUSED"],
   ["VERIFYING", false, true, "free", undefined, "forbidden_transition", "nothing to take over"],
+  ["BLOCKED", false, true, "free", "runner", "forbidden_transition", "nothing to take over"],
   ["VERIFYING", false, true, "held", "claude-code", "forbidden_transition", "held by a claude-code session, not a runner"],
   ["INTERVIEWING", false, true, "expired", "codex", "forbidden_transition", "held by a codex session, not a runner"],
   ["BLOCKED", false, true, "held", "cli", "forbidden_transition", "ratchet lease takeover"],

@@ -20,7 +20,7 @@ import * as SqlDialect from "@ratchet/storage/SqlDialect"
 import * as SqlStore from "@ratchet/storage/SqlStore"
 import type * as StorageError from "@ratchet/storage/StorageError"
 import * as Events from "@ratchet/testkit/Events"
-import { describePostgres, testSchemaName, testUrl } from "@ratchet/testkit/Postgres"
+import { describePostgres, testUrl } from "@ratchet/testkit/Postgres"
 import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
@@ -30,18 +30,12 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { afterAll } from "vitest"
 import { PostgresStore } from "../src/index.js"
+import { schemasDroppedAfterAll } from "./schemas.js"
 
 const url = testUrl()
-const schemas: Array<string> = []
-
 /** A schema of its own for one test; every one is dropped after the file. */
-const freshSchema = (): string => {
-  const schema = testSchemaName()
-  schemas.push(schema)
-  return schema
-}
+const freshSchema = schemasDroppedAfterAll()
 
 const storeIn = (schema: string) => PostgresStore.layer({ url: Redacted.make(url), schema, maxConnections: 4 })
 
@@ -72,14 +66,6 @@ const dropOwnConnection = (sql: SqlClient.SqlClient) =>
     expect(killed?.killed).toBe(true)
   }).pipe(Effect.orDie)
 
-afterAll(async () => {
-  if (schemas.length === 0) return
-  await Effect.runPromise(
-    withAdmin((sql) =>
-      Effect.forEach(schemas, (schema) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`, { discard: true })
-    )
-  )
-})
 
 const task = (streamId: string) => ({ projectId: "p-1", streamId })
 

@@ -9,34 +9,24 @@
  * Every test works in its own schema, dropped after the file.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { expect, it } from "@effect/vitest"
 import type * as Event from "@ratchet/kernel/Event"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as Events from "@ratchet/testkit/Events"
-import { describePostgres, testSchemaName, testUrl } from "@ratchet/testkit/Postgres"
+import { describePostgres, testUrl } from "@ratchet/testkit/Postgres"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import { afterAll } from "vitest"
 import { PostgresStore } from "../src/index.js"
+import { schemasDroppedAfterAll } from "./schemas.js"
 
 const url = testUrl()
-const schemas: Array<string> = []
-
-afterAll(async () => {
-  if (schemas.length === 0) return
-  await Effect.runPromise(
-    Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      Effect.forEach(schemas, (schema) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`, { discard: true })).pipe(
-        Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))
-      )
-  )
-})
+/** A schema of its own per test, dropped after the file. */
+const freshSchema = schemasDroppedAfterAll()
 
 /** One store over `schema`, with a memory of its own: what one process of a fleet has. */
 const storeOver = (schema: string) =>
@@ -48,8 +38,7 @@ const storeOver = (schema: string) =>
 
 /** Two stores over a fresh schema. */
 const twoWriters = Effect.gen(function*() {
-  const schema = testSchemaName()
-  schemas.push(schema)
+  const schema = freshSchema()
   const a = yield* storeOver(schema)
   const b = yield* storeOver(schema)
   return { a, b }

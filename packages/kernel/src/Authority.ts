@@ -10,12 +10,15 @@
  *
  * The statement binds the act to its project, task, subject, digest, and for a spec or a plan
  * approval the revision it was shown at (so an approval cannot be replayed onto a later revision
- * with the same text, after a reopen); a verdict is bound to its run.
+ * with the same text, after a reopen); a verdict is bound to its run. A person's control of a
+ * lesson (`Lesson.Receipt`) is bound to its project, the lesson, the control, the lesson's revision
+ * and text digest, and the control's target (the replacing lesson, the compiled guard).
  *
  * @since 0.2.0
  */
 import * as Approvers from "./Approvers.js"
 import type { AcVerdict, Receipt } from "./Event.js"
+import type * as Lesson from "./Lesson.js"
 import * as Signature from "./Signature.js"
 
 /**
@@ -95,6 +98,27 @@ export const verdictFields = (
   at: verdict.at
 })
 
+/**
+ * The fields a person's control of a lesson signs.
+ *
+ * @since 0.3.0
+ * @category encoding
+ */
+export const lessonReceiptFields = (
+  projectId: string,
+  receipt: Omit<Lesson.Receipt, "signature">
+): Readonly<Record<string, unknown>> => ({
+  projectId,
+  lessonId: receipt.lessonId,
+  control: receipt.control,
+  revision: receipt.revision,
+  digest: receipt.digest,
+  target: receipt.target,
+  actor: { kind: receipt.actor.kind, id: receipt.actor.id },
+  channel: receipt.channel,
+  at: receipt.at
+})
+
 const standing = (
   authority: Authority,
   signature: Signature.Signature | null,
@@ -138,6 +162,21 @@ export const ofVerdict = (authority: Authority, taskId: string, runId: string, v
     verdict.verifier,
     "ratchet/verdict/1",
     verdictFields(authority.projectId, taskId, runId, verdict)
+  )
+
+/**
+ * How `receipt`, a person's control of a lesson of the authority's project, stands.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const ofLessonReceipt = (authority: Authority, receipt: Lesson.Receipt): Standing =>
+  standing(
+    authority,
+    receipt.signature,
+    receipt.actor,
+    "ratchet/lesson-receipt/1",
+    lessonReceiptFields(authority.projectId, receipt)
   )
 
 /**

@@ -878,6 +878,22 @@ const decodeMember = (type: Event["_tag"], input: unknown) =>
   decodeWith(members[type], input) as Either.Either<Event, ParseResult.ParseError>
 
 /**
+ * The error for an event whose body does not match its schema: every issue, with the path to it.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const malformedBody = (type: string, version: number | null, error: ParseResult.ParseError): EventDecodeError =>
+  new EventDecodeError({
+    reason: "malformed",
+    type,
+    version,
+    detail: ParseResult.ArrayFormatter.formatErrorSync(error)
+      .map((issue) => `${issue.path.length === 0 ? "(root)" : issue.path.map(String).join(".")}: ${issue.message}`)
+      .join("; ")
+  })
+
+/**
  * Decodes one event, checking the type and version before the body so that a newer log fails with
  * "upgrade" rather than with a schema complaint.
  *
@@ -915,15 +931,7 @@ export const decode = (input: unknown): Either.Either<Event, EventDecodeError> =
     old === undefined
       ? decodeMember(type, input)
       : Either.map(decodeWith(old.schema, input), (decoded) => old.upcast(decoded as never)),
-    (error) =>
-      new EventDecodeError({
-        reason: "malformed",
-        type,
-        version,
-        detail: ParseResult.ArrayFormatter.formatErrorSync(error)
-          .map((issue) => `${issue.path.length === 0 ? "(root)" : issue.path.map(String).join(".")}: ${issue.message}`)
-          .join("; ")
-      })
+    (error) => malformedBody(type, version, error)
   )
 }
 

@@ -10,12 +10,14 @@
  * `specDigest` that is not the digest of the spec at hand (a stale plan).
  *
  * The digest is taken over the semantic projection, with the same omission rule as the spec's.
- * A step's title is editorial and is left out, so retitling a step keeps the plan's approval.
+ * An agent step's host, prompt, model and limits are all semantic: changing any of them changes
+ * the digest, so an approval no longer matches. A step's title is editorial and is left out, so retitling a step keeps the plan's approval.
  *
  * @since 0.1.0
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as AgentStep from "./AgentStep.js"
 import * as Digest from "./Digest.js"
 import * as Spec from "./Spec.js"
 
@@ -45,7 +47,9 @@ export const StepId = Text.pipe(
 )
 
 /**
- * One work item. It is done either by a command (`run`) or by a person (`manual`), never both.
+ * One work item, of exactly one kind: a command (`run`), a person (`manual`) or a headless coding
+ * agent (`agent`, see `AgentStep`). An agent step is never re-run on recovery, so it takes no
+ * `idempotent` or `probe`, and its timeout is `agent.timeoutSeconds`.
  *
  * @since 0.1.0
  * @category schemas
@@ -56,26 +60,68 @@ export const Step = Schema.Struct({
   acRefs: Texts,
   run: optional(Command),
   manual: optional(Schema.Struct({ instructions: NonEmptyText }).annotations({ identifier: "Instructions" })),
+  agent: optional(AgentStep.Agent),
   needs: optional(Texts),
   timeoutSeconds: optional(Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(86_400))),
   idempotent: optional(Schema.Boolean),
   probe: optional(Command),
   state: optional(Text)
 }).annotations({ identifier: "Step" }).pipe(
-  Schema.filter((step) =>
-    (step.run === undefined) === (step.manual === undefined)
-      ? `step "${step.id}" has ${
-        step.run === undefined ? "neither run nor manual" : "both run and manual"
-      }; give it exactly one: a command to run or instructions for a person`
-      : undefined
-  )
+  Schema.filter((step) => kindProblem(step))
 )
+
+const kinds = ["run", "manual", "agent"] as const
+
+/** Why `step` is not exactly one kind, or holds a field its kind cannot take. */
+const kindProblem = (
+  step: { readonly id: string; readonly idempotent?: boolean; readonly probe?: unknown; readonly timeoutSeconds?: number } & {
+    readonly [K in (typeof kinds)[number]]?: unknown
+  }
+): string | undefined => {
+  const given = kinds.filter((kind) => step[kind] !== undefined)
+  if (given.length !== 1) {
+    return `step "${step.id}" has ${
+      given.length === 0 ? "none of run, manual and agent" : given.join(" and ")
+    }; give it exactly one: a command to run, instructions for a person, or an agent's prompt`
+  }
+  if (step.agent !== undefined) {
+    const extra = [
+      step.idempotent !== undefined ? "idempotent" : null,
+      step.probe !== undefined ? "probe" : null,
+      step.timeoutSeconds !== undefined ? "timeoutSeconds" : null
+    ].filter((field) => field !== null)
+    if (extra.length > 0) {
+      return `agent step "${step.id}" has ${
+        extra.join(" and ")
+      }; an agent step is never re-run or probed on recovery (an unresolved call makes its attempt Indeterminate), so remove idempotent and probe, and give its timeout as agent.timeoutSeconds`
+    }
+  }
+  return undefined
+}
 
 /**
  * @since 0.1.0
  * @category models
  */
 export interface Step extends Schema.Schema.Type<typeof Step> {}
+
+/**
+ * The kind of a step: how its work is done.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type StepKind = "command" | "manual" | "agent"
+
+/**
+ * The kind of `step`. A decoded step has exactly one kind; a hand-built one with none reads as
+ * manual (nothing the runner would start).
+ *
+ * @since 0.4.0
+ * @category guards
+ */
+export const kindOf = (step: Step): StepKind =>
+  step.run !== undefined ? "command" : step.agent !== undefined ? "agent" : "manual"
 
 /**
  * A plan, bound to the digest of the spec it was made for. Decode input with {@link decode}.
@@ -266,6 +312,7 @@ export interface Projection {
     readonly ac_refs?: ReadonlyArray<string>
     readonly run?: { readonly command: string }
     readonly manual?: { readonly instructions: string }
+    readonly agent?: AgentStep.Projection
     readonly needs?: ReadonlyArray<string>
     readonly timeout_seconds?: number
     readonly idempotent?: boolean
@@ -290,6 +337,7 @@ export const projection = (plan: Plan): Projection =>
         ac_refs: step.acRefs,
         run: step.run && { command: step.run.command },
         manual: step.manual && { instructions: step.manual.instructions },
+        agent: step.agent && AgentStep.projection(step.agent),
         needs: step.needs,
         timeout_seconds: step.timeoutSeconds,
         idempotent: step.idempotent,

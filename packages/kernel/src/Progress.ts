@@ -16,13 +16,16 @@
  * A manual step's open attempt awaits its worker, unless the worker (a host session holding the
  * lease) dispatched a tool call and died before it ended: its effect may have happened, so the
  * attempt is Indeterminate as above (a manual step declares neither a probe nor idempotence).
+ * An agent step's open attempt is cancelled cleanly when its agent dispatched nothing, and is
+ * Indeterminate when it dispatched a call that did not resolve: an agent is never silently re-run
+ * (its plan cannot declare a probe or idempotence).
  *
  * @since 0.1.0
  */
 import type * as Attempt from "./Attempt.js"
 import * as Digest from "./Digest.js"
 import type * as Event from "./Event.js"
-import type * as Plan from "./Plan.js"
+import * as Plan from "./Plan.js"
 import type * as Task from "./Task.js"
 
 /**
@@ -212,11 +215,18 @@ export type Recovery =
  */
 export const recoveryOf = (step: Plan.Step, intents: ReadonlyArray<IntentInfo>): Recovery => {
   const dispatched = intents.find((intent) => intent.state === "Dispatched")
-  if (step.manual !== undefined) return dispatched === undefined ? { _tag: "AwaitWorker" } : { _tag: "Indeterminate", intentId: dispatched.intentId }
-  if (dispatched === undefined) return { _tag: "CancelClean" }
-  if (step.probe !== undefined) return { _tag: "Probe", command: step.probe.command, intentId: dispatched.intentId }
-  if (step.idempotent === true) return { _tag: "Rerun", intentId: dispatched.intentId }
-  return { _tag: "Indeterminate", intentId: dispatched.intentId }
+  const kind = Plan.kindOf(step)
+  switch (kind) {
+    case "manual":
+      return dispatched === undefined ? { _tag: "AwaitWorker" } : { _tag: "Indeterminate", intentId: dispatched.intentId }
+    case "agent":
+      return dispatched === undefined ? { _tag: "CancelClean" } : { _tag: "Indeterminate", intentId: dispatched.intentId }
+    case "command":
+      if (dispatched === undefined) return { _tag: "CancelClean" }
+      if (step.probe !== undefined) return { _tag: "Probe", command: step.probe.command, intentId: dispatched.intentId }
+      if (step.idempotent === true) return { _tag: "Rerun", intentId: dispatched.intentId }
+      return { _tag: "Indeterminate", intentId: dispatched.intentId }
+  }
 }
 
 /**
@@ -235,7 +245,7 @@ const ansi = /\u001b\[[0-9;?]*[ -/]*[@-~]/g
 
 /**
  * The output tail normalised so that the same failure twice reads the same: colour codes gone,
- * hex ids, numbers (times, pids, line numbers) and temporary paths replaced by placeholders,
+ * hex ids, numbers (times, pids, line numbers) and temporary paths replaced by markers,
  * whitespace collapsed, the last `lines` non-empty lines kept.
  *
  * @since 0.1.0
@@ -274,7 +284,20 @@ export const fingerprint = (input: {
   readonly output: string
 }): string => {
   const ending = input.timedOut ? "timeout" : input.exitCode !== null ? `exit:${input.exitCode}` : `signal:${input.signal ?? "unknown"}`
-  const digest = Digest.ofCanonical(`${input.stepId}\n${ending}\n${normaliseTail(input.output)}`)
+  return fingerprintKey(input.stepId, ending, normaliseTail(input.output))
+}
+
+/**
+ * The fingerprint of a failure of `subject` (a step, a criterion, a check) that ended as `ending`,
+ * over its already normalised `text`: `fp:<ending>:` and the first 16 hex digits of the SHA-256 of
+ * the three, one per line. {@link fingerprint} and a lesson's fingerprint (`Lesson.fingerprintOf`)
+ * are both this, so they compare.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const fingerprintKey = (subject: string, ending: string, text: string): string => {
+  const digest = Digest.ofCanonical(`${subject}\n${ending}\n${text}`)
   return `fp:${ending}:${digest.slice("sha256:".length, "sha256:".length + 16)}`
 }
 

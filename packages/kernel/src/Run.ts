@@ -89,23 +89,33 @@ export const initial: State = { attempts: new Map(), intents: new Map() }
  */
 export const key = (runId: string, stepId: string, attempt: number): string => JSON.stringify([runId, stepId, attempt])
 
-const setting = <K, V>(map: ReadonlyMap<K, V>, k: K, v: V): ReadonlyMap<K, V> => new Map(map).set(k, v)
+/**
+ * What one event changes in a run: one attempt (by {@link key}) or one intent (by id), as the whole
+ * new row, or nothing (`null`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Change<B extends object = object> =
+  | { readonly _tag: "Attempt"; readonly key: string; readonly row: AttemptView & B }
+  | { readonly _tag: "Intent"; readonly key: string; readonly row: IntentView & B }
 
 /**
- * Folds one event at log position `lsn`. Like `Task.evolve`, it trusts what it is given (events
- * were decided before they were stored): an event about an attempt or intent the state never saw
- * changes nothing. Rows an event does not touch are returned as the same objects, so a store can
- * tell which rows to write by identity.
+ * The row one event at log position `lsn` changes, read against `state`; {@link evolve} and
+ * {@link fold} write it. Like `Task.evolve`, it trusts what it is given (events were decided before
+ * they were stored): an event about an attempt or intent the state never saw changes nothing.
+ * A new row takes the extra fields from `base`; a changed one keeps its own.
  *
- * @since 0.2.0
+ * @since 0.3.0
  * @category transitions
  */
-export const evolve = <B extends object>(state: State<B>, event: Event.Event, lsn: number, base: B): State<B> => {
+export const change = <B extends object>(state: State<B>, event: Event.Event, lsn: number, base: B): Change<B> | null => {
   switch (event._tag) {
     case "AttemptScheduled":
       return {
-        ...state,
-        attempts: setting(state.attempts, key(event.runId, event.stepId, event.attempt), {
+        _tag: "Attempt",
+        key: key(event.runId, event.stepId, event.attempt),
+        row: {
           ...base,
           runId: event.runId,
           stepId: event.stepId,
@@ -113,14 +123,15 @@ export const evolve = <B extends object>(state: State<B>, event: Event.Event, ls
           state: "Pending",
           turn: Turn.initial,
           updatedLsn: lsn
-        })
+        }
       }
     case "AttemptTransitioned": {
       const k = key(event.runId, event.stepId, event.attempt)
       const known = state.attempts.get(k)
       return {
-        ...state,
-        attempts: setting(state.attempts, k, {
+        _tag: "Attempt",
+        key: k,
+        row: {
           ...base,
           ...known,
           runId: event.runId,
@@ -129,20 +140,21 @@ export const evolve = <B extends object>(state: State<B>, event: Event.Event, ls
           state: event.to,
           turn: known?.turn ?? Turn.initial,
           updatedLsn: lsn
-        })
+        }
       }
     }
     case "TurnRecorded": {
       const k = key(event.runId, event.stepId, event.attempt)
       const known = state.attempts.get(k)
       // Only an attempt the run scheduled has a turn; the turn is not a transition.
-      if (known === undefined) return state
-      return { ...state, attempts: setting(state.attempts, k, { ...known, turn: Turn.next(known.turn, event.turn) }) }
+      if (known === undefined) return null
+      return { _tag: "Attempt", key: k, row: { ...known, turn: Turn.next(known.turn, event.turn) } }
     }
     case "IntentRecorded":
       return {
-        ...state,
-        intents: setting(state.intents, event.intentId, {
+        _tag: "Intent",
+        key: event.intentId,
+        row: {
           ...base,
           intentId: event.intentId,
           runId: event.runId,
@@ -151,38 +163,58 @@ export const evolve = <B extends object>(state: State<B>, event: Event.Event, ls
           state: "Pending",
           outcome: null,
           updatedLsn: lsn
-        })
+        }
       }
     case "IntentDispatched":
     case "IntentResolved":
     case "IntentAbandoned": {
       const known = state.intents.get(event.intentId)
-      if (known === undefined) return state
+      if (known === undefined) return null
       const next: Intent.StateName = event._tag === "IntentDispatched" ? "Dispatched" : event._tag === "IntentResolved" ? "Resolved" : "Abandoned"
       return {
-        ...state,
-        intents: setting(state.intents, event.intentId, {
-          ...known,
-          state: next,
-          outcome: event._tag === "IntentResolved" ? event.outcome : null,
-          updatedLsn: lsn
-        })
+        _tag: "Intent",
+        key: event.intentId,
+        row: { ...known, state: next, outcome: event._tag === "IntentResolved" ? event.outcome : null, updatedLsn: lsn }
       }
     }
     default:
-      return state
+      return null
   }
 }
 
 /**
- * The cold fold of a run from `events`, each at its position.
+ * Folds one event at log position `lsn`: the state with {@link change}'s row written into a copy of
+ * its map. Rows an event does not touch are returned as the same objects, so a store can tell which
+ * rows to write by identity.
+ *
+ * @since 0.2.0
+ * @category transitions
+ */
+export const evolve = <B extends object>(state: State<B>, event: Event.Event, lsn: number, base: B): State<B> => {
+  const changed = change(state, event, lsn, base)
+  if (changed === null) return state
+  return changed._tag === "Attempt"
+    ? { ...state, attempts: new Map(state.attempts).set(changed.key, changed.row) }
+    : { ...state, intents: new Map(state.intents).set(changed.key, changed.row) }
+}
+
+/**
+ * The cold fold of a run from `events`, each at its position: the same state as {@link evolve}
+ * event by event, written into two maps of its own instead of a copy of a map per event.
  *
  * @since 0.2.0
  * @category transitions
  */
 export const fold = (events: Iterable<{ readonly event: Event.Event; readonly lsn: number }>): State => {
-  let state: State = initial
-  for (const { event, lsn } of events) state = evolve(state, event, lsn, {})
+  const attempts = new Map<string, AttemptView>()
+  const intents = new Map<string, IntentView>()
+  const state: State = { attempts, intents }
+  for (const { event, lsn } of events) {
+    const changed = change(state, event, lsn, {})
+    if (changed === null) continue
+    if (changed._tag === "Attempt") attempts.set(changed.key, changed.row)
+    else intents.set(changed.key, changed.row)
+  }
   return state
 }
 

@@ -79,7 +79,7 @@ export type Verify = (key: Key, message: Uint8Array, value: string) => boolean
  * @since 0.2.0
  * @category models
  */
-export type Kind = "ratchet/approvers-entry/1" | "ratchet/receipt/1" | "ratchet/verdict/1"
+export type Kind = "ratchet/approvers-entry/1" | "ratchet/receipt/1" | "ratchet/verdict/1" | "ratchet/lesson-receipt/1"
 
 /**
  * The bytes a key signs for a statement of `kind` with `fields`: the canonical JSON of the fields

@@ -22,6 +22,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Digest from "./Digest.js"
+import * as Glob from "./Glob.js"
 
 const Text = Digest.CanonicalString
 const NonEmptyText = Text.pipe(Schema.nonEmptyString())
@@ -29,19 +30,10 @@ const Texts = Schema.Array(Text).annotations({ title: "an array of strings" })
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
-const scopeProblem = (entry: string): string | undefined => {
-  if (entry === "") return "is empty"
-  if (entry.startsWith("/")) return "is absolute (it starts with \"/\")"
-  if (entry.includes("\0")) return "contains a NUL character"
-  if (entry.includes("\\")) return "contains a backslash (scope entries use \"/\" separators)"
-  if (entry.split("/").includes("..")) return "escapes the repository (it has a \"..\" segment)"
-  return undefined
-}
-
 const ScopeEntry = (field: string) =>
   Text.pipe(
     Schema.filter((entry) => {
-      const problem = scopeProblem(entry)
+      const problem = Glob.problem(entry)
       return problem === undefined
         ? undefined
         : `${field} entry ${JSON.stringify(entry)} ${problem}; use a path or glob relative to the repository root that stays inside it`

@@ -25,6 +25,7 @@ import * as Event from "./Event.js"
 import * as Gate from "./Gate.js"
 import * as Plan from "./Plan.js"
 import * as Spec from "./Spec.js"
+import * as TaskFold from "./TaskFold.js"
 
 // ---------------------------------------------------------------------------------------------
 // States and edges
@@ -340,169 +341,15 @@ export type Aggregate = Absent | Task
  */
 export const initial: Aggregate = { _tag: "Absent", version: 0 }
 
-const at = (task: Task, state: State): Task => ({ ...task, state })
-
 /**
  * Folds one event. Events are facts already decided, so `evolve` applies them without judging
- * them; {@link replay} is the checked fold for reading a log.
+ * them; {@link replay} is the checked fold for reading a log. (Written in `TaskFold`, beside the
+ * whole-history fold.)
  *
  * @since 0.1.0
  * @category transitions
  */
-export const evolve = (aggregate: Aggregate, event: Event.Event): Aggregate => {
-  if (aggregate._tag === "Absent") {
-    if (event._tag !== "TaskCreated") return aggregate
-    return {
-      _tag: "Task",
-      version: 1,
-      taskId: event.taskId,
-      projectId: event.projectId,
-      goal: event.goal,
-      slug: event.slug,
-      state: "INITIALIZING",
-      pausedFrom: null,
-      brief: { revision: 0, questions: [], restatement: null, closed: false },
-      spec: null,
-      preflight: null,
-      plan: null,
-      run: null,
-      successorsUsed: 0,
-      failureFingerprints: [],
-      blockers: []
-    }
-  }
-  const task: Task = { ...aggregate, version: aggregate.version + 1 }
-  switch (event._tag) {
-    case "TaskCreated":
-      return task
-    case "InterviewBegun":
-      return at(task, "INTERVIEWING")
-    case "InterviewResumed":
-      return { ...at(task, "INTERVIEWING"), brief: { ...task.brief, closed: false } }
-    case "QuestionAsked":
-      return {
-        ...task,
-        brief: {
-          ...task.brief,
-          revision: task.brief.revision + 1,
-          closed: false,
-          questions: [
-            ...task.brief.questions.filter((question) => question.questionId !== event.questionId),
-            { questionId: event.questionId, text: event.text, blocking: event.blocking, answer: null }
-          ]
-        }
-      }
-    case "QuestionAnswered":
-      return {
-        ...task,
-        brief: {
-          ...task.brief,
-          revision: task.brief.revision + 1,
-          questions: task.brief.questions.map((question) =>
-            question.questionId === event.questionId
-              ? { ...question, answer: { text: event.answer, source: event.source } }
-              : question
-          )
-        }
-      }
-    case "RestatementProposed":
-      return {
-        ...task,
-        brief: {
-          ...task.brief,
-          revision: task.brief.revision + 1,
-          closed: false,
-          restatement: { text: event.text, digest: event.digest, approved: false }
-        }
-      }
-    case "RestatementApproved":
-      return {
-        ...task,
-        brief: {
-          ...task.brief,
-          restatement: task.brief.restatement === null ? null : { ...task.brief.restatement, approved: true }
-        }
-      }
-    case "BriefClosed":
-      return { ...task, brief: { ...task.brief, closed: true } }
-    case "SpecProposed":
-      return {
-        ...at(task, "SPEC_READY"),
-        spec: { revision: event.revision, digest: event.digest, spec: event.spec, approvedDigest: null, approval: null }
-      }
-    case "SpecApproved":
-      return {
-        ...at(task, "SPEC_APPROVED"),
-        spec: task.spec === null ? null : { ...task.spec, approvedDigest: event.digest, approval: event.receipt }
-      }
-    case "PlanMarkedStale":
-      return { ...task, plan: task.plan === null ? null : { ...task.plan, stale: true, approvedDigest: null, approval: null } }
-    case "PreflightRecorded":
-      return { ...at(task, "PREFLIGHT"), preflight: { specDigest: event.specDigest, observation: event.observation } }
-    case "PlanProposed":
-      return {
-        ...at(task, "PLAN_READY"),
-        plan: { revision: event.revision, digest: event.digest, plan: event.plan, approvedDigest: null, approval: null, stale: false }
-      }
-    case "PlanApproved":
-      return {
-        ...at(task, "PLAN_APPROVED"),
-        plan: task.plan === null ? null : { ...task.plan, approvedDigest: event.digest, approval: event.receipt }
-      }
-    case "RunStarted":
-      return {
-        ...at(task, "RUNNING"),
-        run: {
-          runId: event.runId,
-          specDigest: event.specDigest,
-          planDigest: event.planDigest,
-          leaseEpoch: event.leaseEpoch
-        }
-      }
-    case "AttemptFailed":
-      return { ...task, failureFingerprints: [...task.failureFingerprints, event.fingerprint] }
-    case "SuccessorGranted":
-      return { ...task, successorsUsed: event.successorsUsed }
-    case "TaskBlocked":
-      return { ...at(task, "BLOCKED"), blockers: [...task.blockers, event.blocker] }
-    case "TaskUnblocked":
-      return { ...at(task, event.to), blockers: [] }
-    case "VerificationStarted":
-      return at(task, "VERIFYING")
-    case "TaskCompleted":
-      return at(task, "COMPLETED")
-    case "TaskFailed":
-      return at(task, "FAILED")
-    case "TaskReopened":
-      return { ...at(task, "REOPENED"), blockers: [], run: null }
-    case "TaskPaused":
-      return { ...at(task, "PAUSED"), pausedFrom: event.from }
-    case "TaskResumed":
-      return { ...at(task, event.to), pausedFrom: null }
-    case "TaskCancelled":
-      return at(task, "CANCELLED")
-    case "AttemptScheduled":
-    case "AttemptTransitioned":
-    case "IntentRecorded":
-    case "IntentDispatched":
-    case "IntentResolved":
-    case "IntentAbandoned":
-    case "CheckpointRecorded":
-    case "LeaseAcquired":
-    case "LeaseTakenOver":
-    case "LeaseReleased":
-    case "CommandExited":
-    case "BoundaryRecorded":
-    case "AttemptNoted":
-    case "IntentSettled":
-    case "VerificationRecorded":
-    case "TurnRecorded":
-    case "TaskRewound":
-    case "ApproversEntryRecorded":
-      // Run-level facts share the stream but not the lifecycle state.
-      return task
-  }
-}
+export const evolve: (aggregate: Aggregate, event: Event.Event) => Aggregate = TaskFold.evolve
 
 /**
  * A log that does not fold: an event the state could not have produced.
@@ -530,35 +377,23 @@ export class CorruptHistory extends Schema.TaggedError<CorruptHistory>()("@ratch
 export const replay = (
   events: Iterable<Event.Event>,
   from: Aggregate = initial
-): Either.Either<Aggregate, CorruptHistory> => {
-  let aggregate = from
-  let position = 0
-  for (const event of events) {
-    position += 1
-    if (aggregate._tag === "Absent" && event._tag !== "TaskCreated") {
-      return Either.left(
-        new CorruptHistory({ position, event: event._tag, detail: "the first event of a task must be TaskCreated" })
-      )
+): Either.Either<Aggregate, CorruptHistory> =>
+  TaskFold.foldChecked(events, from, (before, after, event, position) => {
+    if (before._tag === "Absent" && event._tag !== "TaskCreated") {
+      return new CorruptHistory({ position, event: event._tag, detail: "the first event of a task must be TaskCreated" })
     }
-    if (aggregate._tag === "Task" && event._tag === "TaskCreated") {
-      return Either.left(new CorruptHistory({ position, event: event._tag, detail: "the task was already created" }))
+    if (before._tag === "Task" && event._tag === "TaskCreated") {
+      return new CorruptHistory({ position, event: event._tag, detail: "the task was already created" })
     }
-    const next = evolve(aggregate, event)
-    if (aggregate._tag === "Task" && next._tag === "Task" && next.state !== aggregate.state) {
-      if (!isEdge(aggregate.state, next.state)) {
-        return Either.left(
-          new CorruptHistory({
-            position,
-            event: event._tag,
-            detail: `${aggregate.state} → ${next.state} is not an edge of the lifecycle`
-          })
-        )
-      }
+    if (before._tag === "Task" && after._tag === "Task" && after.state !== before.state && !isEdge(before.state, after.state)) {
+      return new CorruptHistory({
+        position,
+        event: event._tag,
+        detail: `${before.state} → ${after.state} is not an edge of the lifecycle`
+      })
     }
-    aggregate = next
-  }
-  return Either.right(aggregate)
-}
+    return null
+  })
 
 // ---------------------------------------------------------------------------------------------
 // Commands
@@ -1377,13 +1212,11 @@ export const handle = (
   Either.map(decide(command, aggregate), (events) => ({ state: events.reduce(evolve, aggregate), events }))
 
 /**
- * The cold fold: the state after every event, from nothing.
+ * The cold fold: the state after every event, from nothing or from `from`. The same value as
+ * folding {@link evolve} event by event, without building a task for each of the run-level facts
+ * that make up most of a long history (see `TaskFold`).
  *
  * @since 0.1.0
  * @category transitions
  */
-export const fold = (events: Iterable<Event.Event>): Aggregate => {
-  let aggregate: Aggregate = initial
-  for (const event of events) aggregate = evolve(aggregate, event)
-  return aggregate
-}
+export const fold = (events: Iterable<Event.Event>, from: Aggregate = initial): Aggregate => TaskFold.fold(events, from)

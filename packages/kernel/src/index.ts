@@ -11,6 +11,8 @@
  * @since 0.1.0
  */
 
+/** @since 0.4.0 */
+export * as AgentStep from "./AgentStep.js"
 /** @since 0.2.0 */
 export * as Approvers from "./Approvers.js"
 /** @since 0.1.0 */
@@ -23,10 +25,22 @@ export * as Decider from "./Decider.js"
 export * as Digest from "./Digest.js"
 /** @since 0.1.0 */
 export * as Event from "./Event.js"
+/** @since 0.3.0 */
+export * as Fingerprint from "./Fingerprint.js"
 /** @since 0.1.0 */
 export * as Gate from "./Gate.js"
+/** @since 0.3.0 */
+export * as Glob from "./Glob.js"
 /** @since 0.1.0 */
 export * as Intent from "./Intent.js"
+/** @since 0.3.0 */
+export * as Lesson from "./Lesson.js"
+/** @since 0.3.0 */
+export * as LessonDecider from "./LessonDecider.js"
+/** @since 0.3.0 */
+export * as LessonEvent from "./LessonEvent.js"
+/** @since 0.3.0 */
+export * as LessonRules from "./LessonRules.js"
 /** @since 0.1.0 */
 export * as Plan from "./Plan.js"
 /** @since 0.2.0 */
@@ -39,5 +53,7 @@ export * as Signature from "./Signature.js"
 export * as Spec from "./Spec.js"
 /** @since 0.1.0 */
 export * as Task from "./Task.js"
+/** @since 0.3.0 */
+export * as TaskFold from "./TaskFold.js"
 /** @since 0.1.0 */
 export * as Turn from "./Turn.js"

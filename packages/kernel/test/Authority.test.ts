@@ -6,6 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Authority from "../src/Authority.js"
 import type * as Event from "../src/Event.js"
+import type * as Lesson from "../src/Lesson.js"
+import * as Signature from "../src/Signature.js"
 import { fakeDigest } from "./fixtures.js"
 import * as Keys from "./keys.js"
 
@@ -113,5 +115,56 @@ describe("Authority.explain", () => {
     [{ _tag: "BadSignature", approver: Keys.aliceApprover } as const, "The act does not match its signature by alice: it was altered after signing, or forged."]
   ])("%o", (standing, sentence) => {
     expect(Authority.explain("The act", standing)).toBe(sentence)
+  })
+})
+
+describe("Authority.ofLessonReceipt", () => {
+  const unsigned: Omit<Lesson.Receipt, "signature"> = {
+    control: "supersede",
+    lessonId: "L-1",
+    revision: 3,
+    digest: fakeDigest("c"),
+    target: "L-2",
+    actor: alice,
+    channel: "terminal",
+    at: 10
+  }
+  const sign = (key: Keys.TestKey, projectId: string, receipt: Omit<Lesson.Receipt, "signature">): Lesson.Receipt => ({
+    ...receipt,
+    signature: Keys.sign(key, "ratchet/lesson-receipt/1", Authority.lessonReceiptFields(projectId, receipt))
+  })
+  const signed = sign(Keys.alice, "p-1", unsigned)
+
+  it.each([
+    { label: "alice's own receipt", receipt: signed, tag: "Signed" },
+    { label: "no signature", receipt: { ...unsigned, signature: null }, tag: "Unsigned" },
+    { label: "an unregistered key", receipt: sign(Keys.mallory, "p-1", unsigned), tag: "UnknownKey" },
+    { label: "another project", receipt: sign(Keys.alice, "p-2", unsigned), tag: "BadSignature" },
+    ...(["control", "lessonId", "revision", "digest", "target", "channel", "at"] as const).map((field) => ({
+      label: `an altered ${field}`,
+      receipt: { ...signed, [field]: field === "revision" || field === "at" ? 99 : field === "digest" ? fakeDigest("d") : field === "control" ? "pin" : "other" },
+      tag: "BadSignature"
+    })),
+    { label: "an altered actor id", receipt: { ...signed, actor: { kind: "user", id: "vera" } }, tag: "BadSignature" },
+    { label: "alice's key, naming vera", receipt: sign(Keys.alice, "p-1", { ...unsigned, actor: { kind: "user", id: "vera" } }), tag: "NotTheSigner" }
+  ] as ReadonlyArray<{ label: string; receipt: Lesson.Receipt; tag: string }>)("$label: $tag", ({ receipt, tag }) => {
+    expect(Authority.ofLessonReceipt(authority, receipt)._tag).toBe(tag)
+  })
+
+  it("a receipt signature is never a task receipt's, nor the other way round", () => {
+    const fields = Authority.lessonReceiptFields("p-1", unsigned)
+    expect(fields).toEqual({
+      projectId: "p-1",
+      lessonId: "L-1",
+      control: "supersede",
+      revision: 3,
+      digest: fakeDigest("c"),
+      target: "L-2",
+      actor: { kind: "user", id: "alice" },
+      channel: "terminal",
+      at: 10
+    })
+    expect(Signature.holds(Keys.verify, signed.signature!, "ratchet/receipt/1", fields)).toBe(false)
+    expect(Signature.holds(Keys.verify, signed.signature!, "ratchet/lesson-receipt/1", fields)).toBe(true)
   })
 })

@@ -176,11 +176,11 @@ describe("Plan.decode schema errors", () => {
     expect(issues(planOf(step("a"), both, neither))).toStrictEqual([
       {
         path: "/steps/1",
-        message: `step "both" has both run and manual; give it exactly one: a command to run or instructions for a person`
+        message: `step "both" has run and manual; give it exactly one: a command to run, instructions for a person, or an agent's prompt`
       },
       {
         path: "/steps/2",
-        message: `step "neither" has neither run nor manual; give it exactly one: a command to run or instructions for a person`
+        message: `step "neither" has none of run, manual and agent; give it exactly one: a command to run, instructions for a person, or an agent's prompt`
       }
     ])
   })

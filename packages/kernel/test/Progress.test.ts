@@ -57,6 +57,8 @@ describe("Progress.recoveryOf", () => {
   const both = step("a", { probe: "test -f done", idempotent: true })
   const notIdempotent = step("a", { idempotent: false })
   const manual = step("a", { manual: true })
+  const { run: _run, ...bare } = plain
+  const agent: Plan.Step = { ...bare, agent: { host: "codex", prompt: "make the test pass" } }
 
   const dispatched = intent("i-1", "Dispatched")
   const pending = intent("i-0", "Pending")
@@ -73,6 +75,12 @@ describe("Progress.recoveryOf", () => {
     ["manual, a pending intent", manual, [pending], { _tag: "AwaitWorker" }],
     ["manual, a dispatched intent", manual, [dispatched], { _tag: "Indeterminate", intentId: "i-1" }],
     ["manual, dispatched among resolved ones", manual, [resolvedOk, dispatched], { _tag: "Indeterminate", intentId: "i-1" }],
+    // An agent step is never re-run: nothing dispatched is a clean cancel, a dispatched call that
+    // did not resolve leaves the attempt Indeterminate.
+    ["agent, no intents", agent, [], { _tag: "CancelClean" }],
+    ["agent, only settled and pending intents", agent, [resolvedOk, abandoned, pending], { _tag: "CancelClean" }],
+    ["agent, a dispatched intent", agent, [dispatched], { _tag: "Indeterminate", intentId: "i-1" }],
+    ["agent, dispatched among resolved ones", agent, [resolvedFailed, dispatched], { _tag: "Indeterminate", intentId: "i-1" }],
     // Nothing dispatched: nothing external happened.
     ["no intents", plain, [], { _tag: "CancelClean" }],
     ["no intents, probe declared", probed, [], { _tag: "CancelClean" }],

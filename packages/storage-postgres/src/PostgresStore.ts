@@ -39,12 +39,15 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import type * as BlobStore from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as LeaseStore from "@ratchet/storage/LeaseStore"
+import type * as LessonStore from "@ratchet/storage/LessonStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as SqlAppend from "@ratchet/storage/SqlAppend"
 import * as SqlAppendOnce from "@ratchet/storage/SqlAppendOnce"
 import * as SqlBlobStore from "@ratchet/storage/SqlBlobStore"
 import * as SqlDialect from "@ratchet/storage/SqlDialect"
+import * as SqlLessonStore from "@ratchet/storage/SqlLessonStore"
 import * as SqlStore from "@ratchet/storage/SqlStore"
+import * as StoreSpan from "@ratchet/storage/StoreSpan"
 import * as StorageError from "@ratchet/storage/StorageError"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
@@ -80,6 +83,7 @@ export type Services =
   | EventStore.EventStore
   | ReadModel.ReadModels
   | LeaseStore.LeaseStore
+  | LessonStore.LessonStore
   | BlobStore.BlobStore
   | SqlDialect.SqlDialect
   | SqlClient.SqlClient
@@ -474,7 +478,9 @@ const build = (prepared: Prepared): Layer.Layer<Services, StorageError.StorageEr
   )
   const engine = Layer.provideMerge(dialect, client)
   // Fresh: layers are memoised by reference, and two stores in one graph must not share services.
-  return Layer.merge(Layer.fresh(stores), Layer.fresh(SqlBlobStore.layer)).pipe(Layer.provideMerge(engine))
+  return Layer.mergeAll(Layer.fresh(stores), Layer.fresh(SqlBlobStore.layer), Layer.fresh(SqlLessonStore.layer)).pipe(
+    Layer.provideMerge(engine)
+  )
 }
 
 /** Branches remembered for the one-statement append; the hot set is the tasks this process runs. */
@@ -516,21 +522,27 @@ const stores: Layer.Layer<
       const key = keyOf(prepared.streamId, prepared.branch)
       // Inside a caller's transaction nothing may be remembered: that transaction can still roll
       // back, and a later one-call append would be decided against a state that never committed.
+      // Which path an append took goes on the trace's append span (ADR 0036): one statement that
+      // commits on its own, or the full transaction.
+      const path = (name: "one-call" | "full" | "nested") =>
+        StoreSpan.annotate(name === "one-call"
+          ? { "db.system": "postgresql", "ratchet.append.path": name, "ratchet.statements": 1, "ratchet.commits": 1 }
+          : { "db.system": "postgresql", "ratchet.append.path": name })
       if (nested) {
         branches.delete(key)
-        return Effect.ensuring(inner.eventStore.append(request), Effect.sync(() => branches.delete(key)))
+        return Effect.zipRight(path("nested"), Effect.ensuring(inner.eventStore.append(request), Effect.sync(() => branches.delete(key))))
       }
       const one = SqlAppendOnce.oneCall(prepared, branches.get(key))
-      if (one === undefined) return inner.eventStore.append(request)
+      if (one === undefined) return Effect.zipRight(path("full"), inner.eventStore.append(request))
       return Effect.flatMap(call(one.plan), (rows) => {
         const first = rows[0]?.first
         if (first === null || first === undefined) {
           branches.delete(key)
-          return inner.eventStore.append(request)
+          return Effect.zipRight(path("full"), inner.eventStore.append(request))
         }
         const landed = one.landed(Number(first))
         remember(landed.state)
-        return Effect.succeed(landed.result)
+        return Effect.as(path("one-call"), landed.result)
       })
     })
   return Context.make(EventStore.EventStore, { ...inner.eventStore, append }).pipe(
@@ -541,7 +553,7 @@ const stores: Layer.Layer<
 
 /**
  * The PostgreSQL store: connects, creates the schema if missing, migrates, and provides the
- * `EventStore`, `ReadModels`, `LeaseStore`, `BlobStore`, the dialect and the clients. A malformed URL or schema
+ * `EventStore`, `ReadModels`, `LeaseStore`, `LessonStore`, `BlobStore`, the dialect and the clients. A malformed URL or schema
  * name is a `ConfigError` naming the field; an unreachable server, a refused login or a store
  * written by a newer Ratchet is a `StorageError`.
  *

@@ -34,8 +34,10 @@ import * as BlobStore from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as FileBlobStore from "@ratchet/storage/FileBlobStore"
 import * as LeaseStore from "@ratchet/storage/LeaseStore"
+import * as LessonStore from "@ratchet/storage/LessonStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as SqlDialect from "@ratchet/storage/SqlDialect"
+import * as SqlLessonStore from "@ratchet/storage/SqlLessonStore"
 import * as SqlStore from "@ratchet/storage/SqlStore"
 import * as StorageError from "@ratchet/storage/StorageError"
 import * as Cause from "effect/Cause"
@@ -83,6 +85,7 @@ export type Services =
   | EventStore.EventStore
   | ReadModel.ReadModels
   | LeaseStore.LeaseStore
+  | LessonStore.LessonStore
   | BlobStore.BlobStore
   | SqlDialect.SqlDialect
   | SqlClient.SqlClient
@@ -332,6 +335,10 @@ export const make = (
     )
     // The append is one call into the driver (ADR 0021); everything else stays on the client.
     const eventStore: EventStore.Service = { ...stores.eventStore, append: DirectAppend.make(handle, classifyHere) }
+    const lessons = yield* SqlLessonStore.make.pipe(
+      Effect.provideService(SqlClient.SqlClient, client),
+      Effect.provideService(SqlDialect.SqlDialect, dialect)
+    )
     const blobs = yield* FileBlobStore.make(path.join(directory, "blobs"))
     return Context.make(SqliteClient.SqliteClient, client).pipe(
       Context.add(SqlClient.SqlClient, client),
@@ -339,7 +346,8 @@ export const make = (
       Context.add(BlobStore.BlobStore, blobs),
       Context.add(EventStore.EventStore, eventStore),
       Context.add(ReadModel.ReadModels, stores.readModels),
-      Context.add(LeaseStore.LeaseStore, stores.leaseStore)
+      Context.add(LeaseStore.LeaseStore, stores.leaseStore),
+      Context.add(LessonStore.LessonStore, lessons)
     )
   })
 

@@ -435,6 +435,52 @@ describe("SqliteStore", () => {
       after.close()
     }))
 
+  it.effect("upgrades a version-4 store: the run indexes are created, and a run's frontier and checkpoints read through them", () =>
+    Effect.gen(function*() {
+      const directory = yield* storeWithOneAttempt
+      const file = path.join(directory, "ratchet.db")
+      const runIndexes = ["ratchet_attempts_open", "ratchet_checkpoints_run", "ratchet_intents_attempt"]
+      const indexesOf = (db: Database.Database) =>
+        (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name IN (?, ?, ?) ORDER BY name").all(...runIndexes) as ReadonlyArray<{ name: string }>)
+          .map((row) => row.name)
+      // The store as version 4 left it: none of the run indexes, version 4 recorded.
+      const db = new Database(file)
+      expect(indexesOf(db)).toEqual(runIndexes)
+      for (const name of runIndexes) db.exec(`DROP INDEX ${name}`)
+      db.prepare("UPDATE ratchet_schema SET version = 4").run()
+      db.close()
+      yield* Effect.gen(function*() {
+        const store = yield* EventStore.EventStore
+        const models = yield* ReadModel.ReadModels
+        yield* store.append(request({
+          operationId: "op-2",
+          expectedVersion: 2,
+          events: [
+            Event.make({ _tag: "AttemptTransitioned", actor, at: 10, ...run, from: "Pending", to: "Running" }),
+            Event.make({ _tag: "IntentRecorded", actor, at: 10, intentId: "i-1", ...run, description: "npm test" }),
+            Event.make({ _tag: "CheckpointRecorded", actor, at: 10, kind: "step", runId: run.runId })
+          ]
+        }))
+        const frontier = yield* models.runFrontier("t-1", run.runId)
+        expect([...frontier.attempts.values()].map((row) => [row.stepId, row.attempt, row.state])).toEqual([[run.stepId, 1, "Running"]])
+        expect([...frontier.intents.keys()]).toEqual(["i-1"])
+        expect((yield* models.checkpoints("t-1", undefined, { runId: run.runId, kind: "step", last: 1 })).map((row) => row.lsn)).toEqual([5])
+      }).pipe(Effect.provide(SqliteStore.layer({ directory })))
+      const after = new Database(file, { readonly: true })
+      expect(after.prepare("SELECT version FROM ratchet_schema").get()).toEqual({ version: Migrations.latestVersion })
+      expect(indexesOf(after)).toEqual(runIndexes)
+      // The reads seek: SQLite's plan for them names the new indexes.
+      const plan = (statement: string, ...params: ReadonlyArray<unknown>) =>
+        (after.prepare(`EXPLAIN QUERY PLAN ${statement}`).all(...params) as ReadonlyArray<{ detail: string }>).map((row) => row.detail).join("; ")
+      expect(plan("SELECT * FROM ratchet_attempts a WHERE a.stream_id = ? AND a.branch = ? AND a.run_id = ? AND a.state IN ('Pending', 'Running')", "t-1", "main", "r-1"))
+        .toContain("ratchet_attempts_open")
+      expect(plan("SELECT * FROM ratchet_intents WHERE stream_id = ? AND branch = ? AND run_id = ? AND step_id = ? AND attempt = ?", "t-1", "main", "r-1", "s-1", 1))
+        .toContain("ratchet_intents_attempt")
+      expect(plan("SELECT lsn FROM ratchet_checkpoints WHERE stream_id = ? AND branch = ? AND run_id = ? AND kind = ? ORDER BY lsn DESC LIMIT 1", "t-1", "main", "r-1", "step"))
+        .toContain("ratchet_checkpoints_run")
+      after.close()
+    }))
+
   it.effect("reports a damaged turn column as a corrupt attempt row, naming the stream", () =>
     Effect.gen(function*() {
       const directory = yield* storeWithOneAttempt

@@ -124,6 +124,69 @@ END
 $body$`
 
 /**
+ * The indexes `ReadModels.runFrontier` and `ReadModels.checkpoints` with a query read through: a
+ * run's open attempts (a partial index, so it holds only the few open rows; its predicate is written
+ * exactly as the reads write theirs, and `state` is a key column so that SQLite, which keeps no
+ * statistics, prefers it to the primary key), an attempt's intents, and a run's checkpoints by
+ * kind. The same text in both dialects; `IF NOT EXISTS`, so a store whose recorded version was set
+ * back (as the upgrade tests do) migrates again.
+ */
+const runIndexes: ReadonlyArray<string> = [
+  `CREATE INDEX IF NOT EXISTS ratchet_attempts_open ON ratchet_attempts (stream_id, branch, run_id, state) WHERE state IN ('Pending', 'Running')`,
+  `CREATE INDEX IF NOT EXISTS ratchet_intents_attempt ON ratchet_intents (stream_id, branch, run_id, step_id, attempt)`,
+  `CREATE INDEX IF NOT EXISTS ratchet_checkpoints_run ON ratchet_checkpoints (stream_id, branch, run_id, kind, lsn)`
+]
+
+/**
+ * Lessons (ADR 0033): their own event table (a lesson is not a task: no branches, no lease, no
+ * global LSN), their operation ids, the read model of each lesson's fold, its fingerprints for the
+ * exact lookup, and the full-text index over its text. Only new tables, so nothing stored before
+ * is touched; `IF NOT EXISTS`, so a store whose recorded version was set back migrates again.
+ */
+const lessonTables = (integer: "INTEGER" | "BIGINT"): ReadonlyArray<string> => [
+  `CREATE TABLE IF NOT EXISTS ratchet_lesson_events (
+    stream_id TEXT NOT NULL,
+    version ${integer} NOT NULL,
+    lesson_id TEXT NOT NULL,
+    project_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    type_version INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    operation_id TEXT NOT NULL,
+    recorded_at ${integer} NOT NULL,
+    PRIMARY KEY (stream_id, version)
+  )`,
+  `CREATE TABLE IF NOT EXISTS ratchet_lesson_operations (
+    operation_id TEXT PRIMARY KEY,
+    stream_id TEXT NOT NULL,
+    request_digest TEXT NOT NULL,
+    first_version ${integer} NOT NULL,
+    version ${integer} NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS ratchet_lessons (
+    lesson_id TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    version ${integer} NOT NULL,
+    fingerprints TEXT NOT NULL,
+    paths TEXT NOT NULL,
+    task_types TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    search_text TEXT NOT NULL,
+    view TEXT NOT NULL,
+    created_at ${integer} NOT NULL,
+    changed_at ${integer} NOT NULL
+  )`,
+  `CREATE INDEX IF NOT EXISTS ratchet_lessons_project ON ratchet_lessons (project_id, status)`,
+  `CREATE TABLE IF NOT EXISTS ratchet_lesson_fingerprints (
+    fingerprint TEXT NOT NULL,
+    lesson_id TEXT NOT NULL,
+    PRIMARY KEY (fingerprint, lesson_id)
+  )`
+]
+
+/**
  * Every migration, in order. Never edit a released one; add the next.
  *
  * @since 0.1.0
@@ -349,6 +412,32 @@ export const migrations: ReadonlyArray<Migration> = [
     version: 4,
     name: "the append as one statement on PostgreSQL (ADR 0021)",
     statements: { sqlite: [], pg: [appendFunction] }
+  },
+  {
+    version: 5,
+    name: "indexes for reading one run's frontier and checkpoints (recovery that grows with the run, not the history)",
+    statements: {
+      sqlite: runIndexes,
+      pg: runIndexes
+    }
+  },
+  {
+    version: 6,
+    name: "lessons: their streams, read model and full-text search (ADR 0033)",
+    statements: {
+      sqlite: [
+        ...lessonTables("INTEGER"),
+        // Kept by hand in the append's transaction (not an external-content table), so a row is
+        // exactly the text the read model holds; porter stems English words as PostgreSQL does.
+        `CREATE VIRTUAL TABLE IF NOT EXISTS ratchet_lessons_fts USING fts5(lesson_id UNINDEXED, search_text, tokenize = 'porter unicode61')`
+      ],
+      pg: [
+        ...lessonTables("BIGINT"),
+        `ALTER TABLE ratchet_lessons ADD COLUMN IF NOT EXISTS search tsvector
+          GENERATED ALWAYS AS (to_tsvector('english', search_text)) STORED`,
+        `CREATE INDEX IF NOT EXISTS ratchet_lessons_search ON ratchet_lessons USING GIN (search)`
+      ]
+    }
   }
 ]
 

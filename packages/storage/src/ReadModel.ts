@@ -19,6 +19,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { BranchNotFound, InvalidRequest, StoredEvent } from "./EventStore.js"
+import { folding } from "./internal/foldReadModels.js"
 import type { StorageError } from "./StorageError.js"
 
 /**
@@ -162,70 +163,120 @@ export const attemptKey: (runId: string, stepId: string, attempt: number) => str
 
 
 /**
+ * One run's attempts and intents as its next decision reads them (see {@link runFrontier}).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface RunFrontier {
+  readonly attempts: ReadonlyMap<string, AttemptRow>
+  readonly intents: ReadonlyMap<string, IntentRow>
+}
+
+const openAttempt = (state: AttemptRow["state"]) => state === "Pending" || state === "Running"
+
+const openIntent = (state: IntentRow["state"]) => state === "Pending" || state === "Dispatched"
+
+/**
+ * Whether an intent of `attempt` belongs to the run's frontier: it is open (Pending or Dispatched),
+ * or its attempt is open (Pending: whether it has any intent tells a scheduled attempt from an open
+ * one; Running: a manual step's worker records one intent per tool call, and a call's hook that
+ * comes again must find the intent it already recorded, resolved or not), or its attempt is
+ * Indeterminate and it changed after the attempt's last transition (a person's settlement). The
+ * same rule as the SQL store's `WHERE`.
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const inFrontier = (
+  attempt: { readonly state: AttemptRow["state"]; readonly updatedLsn: number },
+  intent: { readonly state: IntentRow["state"]; readonly updatedLsn: number }
+): boolean =>
+  openIntent(intent.state) || openAttempt(attempt.state) ||
+  (attempt.state === "Indeterminate" && intent.updatedLsn > attempt.updatedLsn)
+
+/**
+ * Run `runId`'s frontier in `state`: the latest attempt of each step it attempted, every open
+ * attempt (Pending or Running), and those attempts' intents that {@link inFrontier} keeps.
+ *
+ * It is all that a run's next decision reads, whatever the length of its history: the kernel's
+ * `Progress` (a step's standing, what runs next, what recovery does with an open attempt) looks at
+ * each step's latest attempt and its open or settling intents only, and the run's commands
+ * (`Run.decide`: start the next attempt, finish, recover or close an open one) name only those
+ * rows. A runner's start after a crash reads it instead of every attempt and intent of the branch,
+ * which grow with every attempt ever made. Stores read it by index (`ReadModels.runFrontier`);
+ * this is the reference they must equal.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const runFrontier = (state: { readonly attempts: ReadonlyMap<string, AttemptRow>; readonly intents: ReadonlyMap<string, IntentRow> }, runId: string): RunFrontier => {
+  const latest = new Map<string, AttemptRow>()
+  const attempts = new Map<string, AttemptRow>()
+  for (const row of state.attempts.values()) {
+    if (row.runId !== runId) continue
+    const known = latest.get(row.stepId)
+    if (known === undefined || row.attempt > known.attempt) latest.set(row.stepId, row)
+    if (openAttempt(row.state)) attempts.set(attemptKey(row.runId, row.stepId, row.attempt), row)
+  }
+  for (const row of latest.values()) attempts.set(attemptKey(row.runId, row.stepId, row.attempt), row)
+  const intents = new Map<string, IntentRow>()
+  for (const intent of state.intents.values()) {
+    if (intent.runId !== runId) continue
+    const attempt = attempts.get(attemptKey(intent.runId, intent.stepId, intent.attempt))
+    if (attempt !== undefined && inFrontier(attempt, intent)) intents.set(intent.intentId, intent)
+  }
+  return { attempts, intents }
+}
+
+/**
+ * Which checkpoints {@link Service.checkpoints} returns: only run `runId`'s, only of `kind`, only
+ * the `last` ones (still in LSN order). Each narrows an index read, so a reader that needs the
+ * run's start or its latest boundary does not read one row per step ever taken.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface CheckpointQuery {
+  readonly runId?: string | undefined
+  readonly kind?: CheckpointRow["kind"] | undefined
+  readonly last?: number | undefined
+}
+
+/**
+ * The checkpoints of `all` (in LSN order) that `query` selects: the reference the stores equal.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const selectCheckpoints = (all: ReadonlyArray<CheckpointRow>, query: CheckpointQuery = {}): ReadonlyArray<CheckpointRow> => {
+  const kept = all.filter((row) =>
+    (query.runId === undefined || row.runId === query.runId) && (query.kind === undefined || row.kind === query.kind)
+  )
+  return query.last === undefined ? kept : kept.slice(Math.max(0, kept.length - query.last))
+}
+
+/**
  * Folds one stored event into the read models. Like `Task.evolve`, it trusts what it is given:
- * events were decided before they were stored.
+ * events were decided before they were stored. The snapshot given is left as it was; a map or
+ * list the event changes is a new one.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const apply = (snapshot: Snapshot, stored: StoredEvent): Snapshot => {
-  const aggregate = Task.evolve(snapshot.summary?.task ?? Task.initial, stored.event)
-  const summary: TaskSummary | null = aggregate._tag === "Task"
-    ? {
-      projectId: stored.projectId,
-      streamId: stored.streamId,
-      branch: stored.branch,
-      version: stored.version,
-      lastLsn: stored.lsn,
-      task: aggregate
-    }
-    : snapshot.summary
-  // The run's attempts, intents and turns are the kernel's fold (`Run.evolve`); a row the event
-  // does not touch stays the same object, so the store writes exactly the rows that changed.
-  const run = Run.evolve(snapshot, stored.event, stored.lsn, { streamId: stored.streamId, branch: stored.branch })
-  const next: Snapshot = { ...snapshot, summary, attempts: run.attempts, intents: run.intents }
-  const event = stored.event
-  const base = { streamId: stored.streamId, branch: stored.branch }
-  switch (event._tag) {
-    case "CheckpointRecorded":
-      return {
-        ...next,
-        checkpoints: [...next.checkpoints, { ...base, lsn: stored.lsn, kind: event.kind, runId: event.runId }]
-      }
-    case "LeaseAcquired":
-    case "LeaseTakenOver":
-      return {
-        ...next,
-        lease: {
-          projectId: stored.projectId,
-          streamId: stored.streamId,
-          epoch: event.epoch,
-          held: true,
-          owner: event.owner,
-          acquiredAt: stored.recordedAt,
-          heartbeatAt: stored.recordedAt,
-          graceMs: event.graceMs,
-          updatedLsn: stored.lsn
-        }
-      }
-    case "LeaseReleased":
-      return next.lease === null ? next : { ...next, lease: { ...next.lease, held: false, updatedLsn: stored.lsn } }
-    default:
-      // Task lifecycle events change only the summary, folded above; run events the run's rows.
-      return next
-  }
-}
+export const apply = (snapshot: Snapshot, stored: StoredEvent): Snapshot => fold([stored], snapshot)
 
 /**
- * The cold fold: every read model of a branch from its events.
+ * The cold fold: every read model of a branch from its events, the same snapshot as {@link apply}
+ * event by event, with each map copied once rather than once per event.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const fold = (events: Iterable<StoredEvent>, from: Snapshot = empty): Snapshot => {
-  let snapshot = from
-  for (const stored of events) snapshot = apply(snapshot, stored)
-  return snapshot
+  const working = folding(from)
+  working.add(Array.isArray(events) ? events : Array.from(events))
+  return working.result()
 }
 
 /**
@@ -246,10 +297,21 @@ export interface Service {
   /** Intents still Pending or Dispatched: what recovery must look at. */
   readonly openIntents: (streamId?: string) => Effect.Effect<ReadonlyArray<IntentRow>, InvalidRequest | StorageError>
   readonly lease: (projectId: string, streamId: string) => Effect.Effect<LeaseRow | null, InvalidRequest | StorageError>
+  /** The checkpoints of a branch in LSN order, narrowed by `query` (see {@link CheckpointQuery}). */
   readonly checkpoints: (
     streamId: string,
-    branch?: string
+    branch?: string,
+    query?: CheckpointQuery
   ) => Effect.Effect<ReadonlyArray<CheckpointRow>, InvalidRequest | StorageError>
+  /**
+   * Run `runId`'s frontier on a branch ({@link runFrontier}), read by index: its cost grows with the
+   * run's steps and open attempts, not with the attempts and intents the branch ever had.
+   */
+  readonly runFrontier: (
+    streamId: string,
+    runId: string,
+    branch?: string
+  ) => Effect.Effect<RunFrontier, InvalidRequest | StorageError>
   /** Every stored read model of a branch. */
   readonly snapshot: (streamId: string, branch?: string) => Effect.Effect<Snapshot, InvalidRequest | StorageError>
   /**

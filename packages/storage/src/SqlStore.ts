@@ -33,10 +33,11 @@ import * as Stream from "effect/Stream"
 import * as EventStore from "./EventStore.js"
 import { type Db, rows, run } from "./internal/db.js"
 import { migrate } from "./internal/migrate.js"
-import { events as logEvents, loadBranches, segments } from "./internal/eventLog.js"
+import { foldReadModels, events as logEvents, loadBranches, segments } from "./internal/eventLog.js"
 import {
   loadAttempts,
   loadCheckpoints,
+  loadFrontier,
   loadLease,
   loadSnapshot,
   loadSummary,
@@ -294,10 +295,8 @@ const makeEventStore = (db: Db, dialect: SqlDialect.Service, options: Options): 
           })
         }`
       )
-      const snapshot = yield* Stream.runFold(
-        logEvents(db, operation, streamId, stream.projectId, branch, parts, { fromLsn: 1, toLsn: atLsn }),
-        ReadModel.empty,
-        ReadModel.apply
+      const snapshot = yield* foldReadModels(
+        logEvents(db, operation, streamId, stream.projectId, branch, parts, { fromLsn: 1, toLsn: atLsn })
       )
       yield* saveChanges(db, operation, SqlAppend.changedRows(ReadModel.empty, snapshot, false))
       return { streamId, branch, parent: from, forkLsn: atLsn, createdAt: now }
@@ -390,11 +389,20 @@ const makeReadModels = (db: Db, dialect: SqlDialect.Service, eventStore: EventSt
       return yield* loadLease(db, "lease", projectId, streamId)
     })
 
-  const checkpoints: ReadModel.Service["checkpoints"] = (streamIdInput, branchInput) =>
+  const checkpoints: ReadModel.Service["checkpoints"] = (streamIdInput, branchInput, queryInput) =>
     Effect.gen(function*() {
       const streamId = yield* validate.id("streamId", streamIdInput)
       const branch = yield* validate.branch("branch", branchInput)
-      return yield* loadCheckpoints(db, "checkpoints", streamId, branch)
+      const query = yield* validate.checkpointQuery(queryInput)
+      return yield* loadCheckpoints(db, "checkpoints", streamId, branch, query)
+    })
+
+  const runFrontier: ReadModel.Service["runFrontier"] = (streamIdInput, runIdInput, branchInput) =>
+    Effect.gen(function*() {
+      const streamId = yield* validate.id("streamId", streamIdInput)
+      const runId = yield* validate.id("runId", runIdInput)
+      const branch = yield* validate.branch("branch", branchInput)
+      return yield* dialect.readTransaction("runFrontier", loadFrontier(db, "runFrontier", streamId, branch, runId))
     })
 
   const snapshot: ReadModel.Service["snapshot"] = (streamIdInput, branchInput) =>
@@ -412,7 +420,7 @@ const makeReadModels = (db: Db, dialect: SqlDialect.Service, eventStore: EventSt
       return yield* dialect.readTransaction(
         operation,
         Effect.gen(function*() {
-          const folded = yield* Stream.runFold(eventStore.read({ streamId, branch }), ReadModel.empty, ReadModel.apply)
+          const folded = yield* foldReadModels(eventStore.read({ streamId, branch }))
           const projectId = (yield* loadBranches(db, operation, streamId))?.projectId ?? ""
           const leaseRows = yield* rows(
             db,
@@ -427,7 +435,7 @@ const makeReadModels = (db: Db, dialect: SqlDialect.Service, eventStore: EventSt
       )
     })
 
-  return { taskSummary, listTasks, attempts, openIntents, lease, checkpoints, snapshot, rebuild }
+  return { taskSummary, listTasks, attempts, openIntents, lease, checkpoints, runFrontier, snapshot, rebuild }
 }
 
 const makeLeaseStore = (db: Db, dialect: SqlDialect.Service): LeaseStore.Service => {

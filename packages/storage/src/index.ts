@@ -1,6 +1,6 @@
 /**
  * `@ratchet/storage` — the store every other package writes through: the `EventStore`,
- * `ReadModels`, `LeaseStore` and `BlobStore` services, the one infrastructure error `StorageError`, the
+ * `ReadModels`, `LeaseStore`, `LessonStore` and `BlobStore` services, the one infrastructure error `StorageError`, the
  * migrations, and the SQL implementation over `@effect/sql` that the engine packages bind.
  *
  * @since 0.1.0
@@ -14,6 +14,10 @@ export * as EventStore from "./EventStore.js"
 export * as FileBlobStore from "./FileBlobStore.js"
 /** @since 0.1.0 */
 export * as LeaseStore from "./LeaseStore.js"
+/** @since 0.3.0 */
+export * as LessonStore from "./LessonStore.js"
+/** @since 0.3.0 */
+export * as MemoryLessonStore from "./MemoryLessonStore.js"
 /** @since 0.1.0 */
 export * as Migrations from "./Migrations.js"
 /** @since 0.1.0 */
@@ -26,7 +30,11 @@ export * as SqlAppendOnce from "./SqlAppendOnce.js"
 export * as SqlBlobStore from "./SqlBlobStore.js"
 /** @since 0.1.0 */
 export * as SqlDialect from "./SqlDialect.js"
+/** @since 0.3.0 */
+export * as SqlLessonStore from "./SqlLessonStore.js"
 /** @since 0.1.0 */
 export * as SqlStore from "./SqlStore.js"
 /** @since 0.1.0 */
 export * as StorageError from "./StorageError.js"
+/** @since 0.4.0 */
+export * as StoreSpan from "./StoreSpan.js"

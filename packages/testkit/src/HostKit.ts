@@ -24,7 +24,10 @@
  *   never exits 2 (which blocks in the hosts we know);
  * - **survives malformed input**: empty, non-JSON, truncated fixtures, hostile values, payloads
  *   over the size limit and random text all decode or fail with the adapter's typed error naming a
- *   field — never a throw or a defect.
+ *   field — never a throw or a defect;
+ * - **reads the host's record without failing**, for an adapter that reads one at a stop
+ *   (`callEndedInTurn`): a record that is missing, relative, a directory or empty tells nothing,
+ *   and a record of arbitrary text answers, never fails (a turn record never changes an answer).
  *
  * @since 0.1.0
  */
@@ -32,8 +35,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as fc from "fast-check"
+import * as fc from "effect/FastCheck"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 
 // The kit describes an adapter by its shape (that of `@ratchet/host`'s `HostAdapter`) rather than
@@ -87,6 +91,8 @@ export interface KitAdapter<E extends KitEvent = KitEvent> {
   readonly decode: (raw: string) => Effect.Effect<E, { readonly _tag: string; readonly host: string; readonly field: string; readonly message: string }>
   readonly reply: (event: E, decision: KitDecision) => KitReply
   readonly failure: (event: string | null, problem: string) => KitReply
+  /** Whether the host's record of the session shows a call's end no hook reported (optional). */
+  readonly callEndedInTurn?: (transcript: string) => Effect.Effect<boolean>
 }
 
 /**
@@ -138,6 +144,22 @@ export const decodesOrFailsTyped = <E extends KitEvent>(adapter: KitAdapter<E>, 
   const result = exit.value
   if (Either.isRight(result)) return result.right.session.host === adapter.name
   return result.left._tag === "@ratchet/host/HostDecodeError" && result.left.host === adapter.name && result.left.field !== ""
+}
+
+/**
+ * What an adapter's read of the host's record (`callEndedInTurn`) answers for `file`: its boolean,
+ * or null when the read breaks the promise never to fail (a failure, a defect or a throw).
+ *
+ * @since 0.2.0
+ * @category checks
+ */
+export const recordAnswer = (read: (transcript: string) => Effect.Effect<boolean>, file: string): boolean | null => {
+  try {
+    const exit = Effect.runSyncExit(read(file))
+    return Exit.isSuccess(exit) && typeof exit.value === "boolean" ? exit.value : null
+  } catch {
+    return null
+  }
 }
 
 /**
@@ -268,5 +290,44 @@ export const suite = <E extends KitEvent>(name: string, options: Options<E>): vo
         )
       })
     })
+
+    const readRecord = adapter.callEndedInTurn
+    if (readRecord !== undefined) {
+      describe("reads the host's record without failing", () => {
+        const answer = (file: string) => recordAnswer(readRecord, file)
+        it("a record that is missing, relative, a directory or empty tells nothing", () => {
+          const directory = fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-kit-"))
+          try {
+            const empty = path.join(directory, "empty.jsonl")
+            fs.writeFileSync(empty, "")
+            for (const file of [path.join(directory, "missing.jsonl"), "relative/transcript.jsonl", "", directory, empty]) {
+              expect(answer(file), JSON.stringify(file)).toBe(false)
+            }
+          } finally {
+            fs.rmSync(directory, { recursive: true, force: true })
+          }
+        })
+        it("a record of fixtures and arbitrary text answers, and never fails", () => {
+          const directory = fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-kit-"))
+          try {
+            const file = path.join(directory, "record.jsonl")
+            const samples = [...files.map((name) => `${read(name)}\n`), "\u0000\n", "{\n}\n", "[]\n[]\n"]
+            for (const text of samples) {
+              fs.writeFileSync(file, text)
+              expect(typeof answer(file)).toBe("boolean")
+            }
+            fc.assert(
+              fc.property(fc.array(fc.oneof(fc.string({ maxLength: 200 }), fc.json({ maxDepth: 4 })), { maxLength: 20 }), (lines) => {
+                fs.writeFileSync(file, lines.map((line) => `${line}\n`).join(""))
+                return typeof answer(file) === "boolean"
+              }),
+              { numRuns: Math.min(runs, 200) }
+            )
+          } finally {
+            fs.rmSync(directory, { recursive: true, force: true })
+          }
+        })
+      })
+    }
   })
 }

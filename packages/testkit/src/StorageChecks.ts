@@ -16,6 +16,7 @@
 import { createHash, randomBytes } from "node:crypto"
 import { inspect } from "node:util"
 import * as Event from "@ratchet/kernel/Event"
+import * as Progress from "@ratchet/kernel/Progress"
 import * as BlobStore from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as LeaseStore from "@ratchet/storage/LeaseStore"
@@ -1352,6 +1353,70 @@ export const expectReadModelsMatchLog = (
       sortedIntents(open),
       sortedIntents(snapshots.flatMap((one) => [...one.intents.values()].filter(isOpen)))
     )
+    yield* expectRunReads(stream, branch, folded)
+  })
+
+/** Every run id the read models of `folded` name, and one they do not. */
+const runIdsOf = (folded: ReadModel.Snapshot): ReadonlyArray<string> => [
+  ...new Set([
+    ...[...folded.attempts.values()].map((row) => row.runId),
+    ...[...folded.intents.values()].map((row) => row.runId),
+    ...folded.checkpoints.flatMap((row) => (row.runId === null ? [] : [row.runId]))
+  ]),
+  "run-never-started"
+]
+
+/**
+ * The narrow reads of a run equal their references over the fold of the branch: `runFrontier` of
+ * every run (`ReadModel.runFrontier`), and `checkpoints` narrowed by run, kind and count
+ * (`ReadModel.selectCheckpoints`). And the frontier decides like the whole run: every step's
+ * standing (`Progress.statusOf`) is the same over it as over every row of the run.
+ */
+const expectRunReads = (stream: Stream, branch: string, folded: ReadModel.Snapshot) =>
+  Effect.gen(function*() {
+    const promise = "a run's frontier and checkpoints are read exactly"
+    const { models } = yield* services
+    for (const runId of runIdsOf(folded)) {
+      const stored = yield* succeeds(promise, `runFrontier of ${runId}`, models.runFrontier(stream.streamId, runId, branch))
+      const expected = ReadModel.runFrontier(folded, runId)
+      yield* same(
+        promise,
+        `runFrontier of ${runId} on ${branch} (vs ReadModel.runFrontier over the fold)`,
+        { attempts: sortedAttempts(stored.attempts.values()), intents: sortedIntents(stored.intents.values()) },
+        { attempts: sortedAttempts(expected.attempts.values()), intents: sortedIntents(expected.intents.values()) }
+      )
+      const all = { attempts: [...folded.attempts.values()].filter((row) => row.runId === runId), intents: [...folded.intents.values()].filter((row) => row.runId === runId) }
+      const steps = [...new Set(all.attempts.map((row) => row.stepId))].sort()
+      yield* same(
+        promise,
+        `the standing of each step of ${runId} on ${branch} over its frontier (vs over every row of the run)`,
+        steps.map((stepId) => Progress.statusOf(stepId, [...expected.attempts.values()], [...expected.intents.values()])),
+        steps.map((stepId) => Progress.statusOf(stepId, all.attempts, all.intents))
+      )
+      const queries: ReadonlyArray<ReadModel.CheckpointQuery> = [
+        { runId },
+        { runId, kind: "step" },
+        { runId, kind: "step", last: 1 },
+        { runId, kind: "run_start", last: 1 },
+        { runId, last: 3 }
+      ]
+      for (const query of queries) {
+        yield* same(
+          promise,
+          `checkpoints of ${branch} narrowed by ${show(query)} (vs ReadModel.selectCheckpoints over the fold)`,
+          yield* succeeds(promise, "checkpoints", models.checkpoints(stream.streamId, branch, query)),
+          ReadModel.selectCheckpoints(folded.checkpoints, query)
+        )
+      }
+    }
+    for (const query of [{ kind: "terminal" as const }, { last: 2 }]) {
+      yield* same(
+        promise,
+        `checkpoints of ${branch} narrowed by ${show(query)} (vs ReadModel.selectCheckpoints over the fold)`,
+        yield* succeeds(promise, "checkpoints", models.checkpoints(stream.streamId, branch, query)),
+        ReadModel.selectCheckpoints(folded.checkpoints, query)
+      )
+    }
   })
 
 const readModelsScripted = check(
@@ -1517,6 +1582,136 @@ const readModelsForks = check(
       "CANCELLED",
       8
     ])
+  })
+)
+
+const runFrontierScripted = check(
+  "read models",
+  "readmodels.run-frontier",
+  "runFrontier reads exactly a run's latest and open attempts, every intent of an open attempt and the open or settling intents of the others: no other run's, no other branch's, no closed attempt's before the latest",
+  Effect.gen(function*() {
+    const promise = "a run's frontier and checkpoints are read exactly"
+    const { store, models } = yield* services
+    const ids = makeIds()
+    const stream = newStream(ids, "frontier")
+    const other = newStream(ids, "frontier-other")
+    const of = (runId: string, stepId: string, attempt: number) => ({ runId, stepId, attempt })
+    const moved = (target: ReturnType<typeof of>, from: "Pending" | "Running", to: "Running" | "Failed" | "Succeeded" | "Indeterminate") =>
+      Events.attemptTransitioned({ ...target, from, to })
+    const ran = (target: ReturnType<typeof of>, intentId: string, to: "Failed" | "Succeeded", outcome: "Failed" | "Succeeded") => [
+      Events.attemptScheduled(target.runId, target.stepId, target.attempt),
+      moved(target, "Pending", "Running"),
+      Events.intentRecorded(intentId, target),
+      Events.intentDispatched(intentId),
+      Events.intentResolved(intentId, outcome),
+      moved(target, "Running", to)
+    ]
+    const r = "run-2"
+    // Run 1 (an earlier run of the task): done, and open rows the frontier of run 2 must not show.
+    const first = yield* succeeds(promise, "append", store.append(request(ids, stream, 0, [
+      created(stream),
+      Events.checkpointRecorded("run_start", "run-1"),
+      ...ran(of("run-1", "build", 1), "i-r1", "Succeeded", "Succeeded"),
+      Events.attemptScheduled("run-1", "lint", 1),
+      Events.checkpointRecorded("step", "run-1")
+    ])))
+    // Run 2: build failed twice and then ran again (attempt 3 Running, its intent dispatched);
+    // test failed once, then its attempt 2 is Indeterminate and was settled; docs is scheduled;
+    // an older attempt of deploy is left open below a later one.
+    const second = yield* succeeds(promise, "append", store.append(request(ids, stream, first.version, [
+      Events.checkpointRecorded("run_start", r),
+      ...ran(of(r, "build", 1), "i-b1", "Failed", "Failed"),
+      Events.checkpointRecorded("step", r),
+      ...ran(of(r, "build", 2), "i-b2", "Failed", "Failed"),
+      Events.checkpointRecorded("step", r),
+      Events.attemptScheduled(r, "build", 3),
+      moved(of(r, "build", 3), "Pending", "Running"),
+      Events.intentRecorded("i-b3", of(r, "build", 3)),
+      Events.intentDispatched("i-b3"),
+      Events.intentRecorded("i-b3-pending", of(r, "build", 3)),
+      Events.intentRecorded("i-b3-done", of(r, "build", 3)),
+      Events.intentAbandoned("i-b3-done"),
+      ...ran(of(r, "test", 1), "i-t1", "Failed", "Failed"),
+      Events.attemptScheduled(r, "test", 2),
+      moved(of(r, "test", 2), "Pending", "Running"),
+      Events.intentRecorded("i-t2-before", of(r, "test", 2)),
+      Events.intentDispatched("i-t2-before"),
+      Events.intentResolved("i-t2-before", "Failed"),
+      Events.intentRecorded("i-t2", of(r, "test", 2)),
+      Events.intentDispatched("i-t2"),
+      moved(of(r, "test", 2), "Running", "Indeterminate"),
+      Events.intentResolved("i-t2", "Succeeded"),
+      Events.attemptScheduled(r, "docs", 1),
+      Events.attemptScheduled(r, "deploy", 1),
+      moved(of(r, "deploy", 1), "Pending", "Running"),
+      ...ran(of(r, "deploy", 2), "i-d2", "Succeeded", "Succeeded"),
+      Events.checkpointRecorded("step", r)
+    ])))
+    // Another branch of the stream and another stream, each with an open attempt of run 2.
+    yield* succeeds(promise, "fork", store.fork({ streamId: stream.streamId, atLsn: second.lastLsn, branch: "alt" }))
+    yield* succeeds(promise, "append to alt", store.append(request(ids, stream, second.version, [
+      Events.attemptScheduled(r, "alt-only", 1),
+      Events.intentRecorded("i-alt", of(r, "alt-only", 1))
+    ], { branch: "alt" })))
+    yield* succeeds(promise, "append to another stream", store.append(request(ids, other, 0, [
+      created(other),
+      Events.attemptScheduled(r, "build", 9),
+      Events.intentRecorded("i-other", of(r, "build", 9))
+    ])))
+    const frontier = yield* succeeds(promise, "runFrontier", models.runFrontier(stream.streamId, r))
+    yield* same(
+      promise,
+      "the attempts of run-2's frontier on main",
+      [...frontier.attempts.values()].map((row) => `${row.stepId}#${row.attempt}:${row.state}`).sort(),
+      ["build#3:Running", "deploy#1:Running", "deploy#2:Succeeded", "docs#1:Pending", "test#2:Indeterminate"]
+    )
+    yield* same(
+      promise,
+      "the intents of run-2's frontier on main",
+      [...frontier.intents.values()].map((row) => `${row.intentId}:${row.state}`).sort(),
+      // build#3 is Running: every intent of it, the abandoned one too (a worker's call whose hook
+      // comes again finds its intent); test#2 is Indeterminate: only what was settled after it.
+      ["i-b3-done:Abandoned", "i-b3-pending:Pending", "i-b3:Dispatched", "i-t2:Resolved"]
+    )
+    yield* same(
+      promise,
+      "the keys of run-2's frontier",
+      [...frontier.attempts.entries()].every(([key, row]) => key === ReadModel.attemptKey(row.runId, row.stepId, row.attempt)) &&
+        [...frontier.intents.entries()].every(([key, row]) => key === row.intentId),
+      true
+    )
+    const alt = yield* succeeds(promise, "runFrontier on alt", models.runFrontier(stream.streamId, r, "alt"))
+    yield* same(
+      promise,
+      "the attempts of run-2's frontier on alt",
+      [...alt.attempts.values()].map((row) => `${row.stepId}#${row.attempt}`).sort(),
+      ["alt-only#1", "build#3", "deploy#1", "deploy#2", "docs#1", "test#2"]
+    )
+    yield* same(promise, "the intents of alt-only#1 on alt", [...alt.intents.keys()].includes("i-alt"), true)
+    const none = yield* succeeds(promise, "runFrontier of a run never started", models.runFrontier(stream.streamId, "run-9"))
+    yield* same(promise, "the frontier of a run never started", [none.attempts.size, none.intents.size], [0, 0])
+    const unknown = yield* succeeds(promise, "runFrontier of a stream never written", models.runFrontier(ids.stream("never"), r))
+    yield* same(promise, "the frontier of a stream never written", [unknown.attempts.size, unknown.intents.size], [0, 0])
+    const lsns = (found: ReadonlyArray<ReadModel.CheckpointRow>) => found.map((row) => `${row.kind}:${row.runId}`)
+    yield* same(
+      promise,
+      "run-2's last two step checkpoints",
+      lsns(yield* succeeds(promise, "checkpoints", models.checkpoints(stream.streamId, undefined, { runId: r, kind: "step", last: 2 }))),
+      ["step:run-2", "step:run-2"]
+    )
+    const start = yield* succeeds(promise, "checkpoints", models.checkpoints(stream.streamId, undefined, { runId: r, kind: "run_start", last: 1 }))
+    const all = yield* succeeds(promise, "checkpoints", models.checkpoints(stream.streamId))
+    yield* same(promise, "run-2's start checkpoint", start, all.filter((row) => row.kind === "run_start" && row.runId === r))
+    yield* invalidField(promise, "runFrontier with a bad run id", models.runFrontier(stream.streamId, "bad id"), "runId")
+    yield* invalidField(promise, "checkpoints with last 0", models.checkpoints(stream.streamId, undefined, { last: 0 }), "last")
+    yield* invalidField(
+      promise,
+      "checkpoints with an unknown kind",
+      models.checkpoints(stream.streamId, undefined, { kind: "halfway" as unknown as "step" }),
+      "kind"
+    )
+    yield* expectReadModelsMatchLog(stream, "main")
+    yield* expectReadModelsMatchLog(stream, "alt")
   })
 )
 
@@ -2007,6 +2202,7 @@ export const checks = (options: { readonly histories?: HistoryOptions | undefine
   forkErrors,
   readModelsScripted,
   readModelsForks,
+  runFrontierScripted,
   listTasks,
   readModelsRandom(options.histories),
   blobRoundTrip,

@@ -33,6 +33,7 @@ import * as Event from "@ratchet/kernel/Event"
 import type { BlobStore } from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
 import type { LeaseStore } from "@ratchet/storage/LeaseStore"
+import type * as LessonStore from "@ratchet/storage/LessonStore"
 import type { ReadModels } from "@ratchet/storage/ReadModel"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -51,7 +52,7 @@ import type * as Scope from "effect/Scope"
  * @since 0.1.0
  * @category models
  */
-export type Services = EventStore.EventStore | ReadModels | LeaseStore | BlobStore
+export type Services = EventStore.EventStore | ReadModels | LeaseStore | BlobStore | LessonStore.LessonStore
 
 /**
  * How to start a child process that opens a given store and calls {@link runChild}.

@@ -7,7 +7,8 @@
  * A backend writes two files. The test file (a vitest test, e.g. `test/conformance.test.ts`):
  *
  * ```ts
- * import { StorageConformance, StorageFaults } from "@ratchet/testkit"
+ * import { StorageFaults } from "@ratchet/testkit"
+ * import { StorageConformance } from "@ratchet/testkit/vitest"
  * import * as Layer from "effect/Layer"
  * import { MyStore } from "my-store"
  *
@@ -46,6 +47,7 @@
  *   models equal the cold rebuild after every append (readmodels.*);
  * - blobs: content addressing, dedup, missing, hostile refs, hash verification (blob.*; the last
  *   needs a `StorageFaults` service in the layer);
+ * - lessons: the lesson store's streams, read model and search (lesson.*; see `LessonChecks`);
  * - processes: real OS processes opening a fresh store at once, racing one expected version, and
  *   writing under a fenced epoch (processes.*).
  *
@@ -57,6 +59,7 @@
  */
 import { describe, it, layer } from "@effect/vitest"
 import type * as Layer from "effect/Layer"
+import * as LessonChecks from "./LessonChecks.js"
 import * as StorageChecks from "./StorageChecks.js"
 import type { ProcessHarness, Services } from "./StorageChild.js"
 
@@ -107,7 +110,7 @@ export const suite = (
 ): void => {
   const skip = new Set(options.skip ?? [])
   const timeout = options.timeout ?? 60_000
-  const checks = StorageChecks.checks({ histories: options.histories })
+  const checks: ReadonlyArray<StorageChecks.Check> = [...StorageChecks.checks({ histories: options.histories }), ...LessonChecks.checks]
   describe(name, () => {
     for (const group of groupOrder(checks)) {
       layer(makeLayer(), { excludeTestServices: true })(group, (it) => {

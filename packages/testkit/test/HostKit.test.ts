@@ -1,6 +1,7 @@
 /**
- * The host kit's own promise check, `decodesOrFailsTyped`, can fail: an adapter that throws, dies,
+ * The host kit's own promise checks can fail. `decodesOrFailsTyped`: an adapter that throws, dies,
  * fails with an untyped error, or reports another host's name is caught; a typed failure passes.
+ * `recordAnswer`: a read of the host's record that fails, dies or throws is caught; an answer passes.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Data from "effect/Data"
@@ -39,6 +40,24 @@ describe("HostKit.decodesOrFailsTyped", () => {
         verdict = false
       }
       expect(verdict).toBe(expected)
+    })
+  }
+})
+
+describe("HostKit.recordAnswer", () => {
+  const cases: ReadonlyArray<readonly [string, (transcript: string) => Effect.Effect<boolean>, boolean | null]> = [
+    ["a read that finds a call's end", () => Effect.succeed(true), true],
+    ["a read that finds nothing", () => Effect.succeed(false), false],
+    ["a read that fails", () => Effect.fail("unreadable") as unknown as Effect.Effect<boolean>, null],
+    ["a read that dies", () => Effect.die(new Error("boom")), null],
+    ["a read that throws", () => {
+      throw new Error("boom")
+    }, null],
+    ["a read that answers something else than a boolean", () => Effect.succeed("yes") as unknown as Effect.Effect<boolean>, null]
+  ]
+  for (const [name, read, expected] of cases) {
+    it(`${name}: ${expected === null ? "is caught" : `answers ${expected}`}`, () => {
+      expect(HostKit.recordAnswer(read, "/t.jsonl")).toBe(expected)
     })
   }
 })

@@ -12,6 +12,8 @@ import * as Event from "@ratchet/kernel/Event"
 import { BlobNotFound, BlobRef, BlobStore, InvalidBlobRef, type Service as BlobService } from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as LeaseStore from "@ratchet/storage/LeaseStore"
+import * as LessonStore from "@ratchet/storage/LessonStore"
+import * as MemoryLessonStore from "@ratchet/storage/MemoryLessonStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as StorageError from "@ratchet/storage/StorageError"
 import { StorageFaults } from "@ratchet/testkit/StorageFaults"
@@ -286,6 +288,13 @@ export const make = (): Memory => {
       return { ...state.snapshot, lease: leases.get(`${stream.projectId}/${streamId}`) ?? null }
     })
 
+  const checkpointQuery = (query: ReadModel.CheckpointQuery): Effect.Effect<void, EventStore.InvalidRequest> => {
+    if (query.runId !== undefined && !isId(query.runId)) return Effect.fail(invalid("query.runId", "is not an identifier"))
+    if (query.kind !== undefined && !["run_start", "step", "terminal"].includes(query.kind)) return Effect.fail(invalid("query.kind", "is not a checkpoint kind"))
+    if (query.last !== undefined && !(Number.isSafeInteger(query.last) && query.last >= 1)) return Effect.fail(invalid("query.last", "must be an integer of at least 1"))
+    return Effect.void
+  }
+
   const readModels: ReadModel.Service = {
     taskSummary: (streamId, branch) => Effect.map(snapshotOf(streamId, branch), (snapshot) => snapshot.summary),
     listTasks: (projectId) =>
@@ -307,7 +316,13 @@ export const make = (): Memory => {
           .filter((row) => row.state === "Pending" || row.state === "Dispatched")
       ),
     lease: (projectId, streamId) => Effect.sync(() => leases.get(`${projectId}/${streamId}`) ?? null),
-    checkpoints: (streamId, branch) => Effect.map(snapshotOf(streamId, branch), (snapshot) => snapshot.checkpoints),
+    checkpoints: (streamId, branch, query = {}) =>
+      Effect.flatMap(checkpointQuery(query), () =>
+        Effect.map(snapshotOf(streamId, branch), (snapshot) => ReadModel.selectCheckpoints(snapshot.checkpoints, query))),
+    runFrontier: (streamId, runId, branch) =>
+      isId(runId)
+        ? Effect.map(snapshotOf(streamId, branch), (snapshot) => ReadModel.runFrontier(snapshot, runId))
+        : Effect.fail(invalid("runId", "is not an identifier")),
     snapshot: snapshotOf,
     rebuild: (streamId, branch = EventStore.mainBranch) =>
       Effect.map(requireBranch(streamId, branch), (stream) => ReadModel.fold(visible(stream, branch, streamId)))
@@ -376,7 +391,13 @@ export const make = (): Memory => {
   }
 }
 
-export type Services = EventStore.EventStore | ReadModel.ReadModels | LeaseStore.LeaseStore | BlobStore | StorageFaults
+export type Services =
+  | EventStore.EventStore
+  | ReadModel.ReadModels
+  | LeaseStore.LeaseStore
+  | LessonStore.LessonStore
+  | BlobStore
+  | StorageFaults
 
 /**
  * The services of one memory store, decorated by `decorate` (the identity by default), with a
@@ -393,7 +414,8 @@ export const layer = (
         Layer.succeed(EventStore.EventStore, memory.eventStore),
         Layer.succeed(ReadModel.ReadModels, memory.readModels),
         Layer.succeed(LeaseStore.LeaseStore, memory.leaseStore),
-        Layer.succeed(BlobStore, memory.blobStore)
+        Layer.succeed(BlobStore, memory.blobStore),
+        Layer.succeed(LessonStore.LessonStore, MemoryLessonStore.make())
       )
       // Without faults the layer provides less than its type says; the one test that asks for it
       // checks that the suite notices the missing service.

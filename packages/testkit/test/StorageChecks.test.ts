@@ -92,6 +92,43 @@ const lateIntents: Decorate = (memory) => ({
   }
 })
 
+/** Reads a run's frontier as every row of the run (what the runner read before it had an index). */
+const wholeRunAsFrontier: Decorate = (memory) => ({
+  ...memory,
+  readModels: {
+    ...memory.readModels,
+    runFrontier: (streamId, runId, branch) =>
+      Effect.map(memory.readModels.snapshot(streamId, branch), (snapshot) => ({
+        attempts: new Map([...snapshot.attempts].filter(([, row]) => row.runId === runId)),
+        intents: new Map([...snapshot.intents].filter(([, row]) => row.runId === runId))
+      }))
+  }
+})
+
+/** Keeps only the open intents in a run's frontier, losing the settlement of an Indeterminate attempt. */
+const frontierWithoutSettlements: Decorate = (memory) => ({
+  ...memory,
+  readModels: {
+    ...memory.readModels,
+    runFrontier: (streamId, runId, branch) =>
+      Effect.map(memory.readModels.runFrontier(streamId, runId, branch), (frontier) => ({
+        ...frontier,
+        intents: new Map([...frontier.intents].filter(([, row]) => row.state === "Pending" || row.state === "Dispatched"))
+      }))
+  }
+})
+
+/** Returns the first checkpoints a query selects instead of the last. */
+const firstCheckpoints: Decorate = (memory) => ({
+  ...memory,
+  readModels: {
+    ...memory.readModels,
+    checkpoints: (streamId, branch, query) =>
+      Effect.map(memory.readModels.checkpoints(streamId, branch, query === undefined ? undefined : { ...query, last: undefined }), (rows) =>
+        query?.last === undefined ? rows : rows.slice(0, query.last))
+  }
+})
+
 /** Serves its own copy of each blob without re-hashing it (and damage lands in that copy). */
 const servesUnverifiedBlobs: Decorate = (memory) => {
   const copies = new Map<string, Uint8Array>()
@@ -152,6 +189,9 @@ const cases: ReadonlyArray<{ readonly bug: string; readonly decorate: Decorate; 
   { bug: "numbers LSNs per stream", decorate: perStreamLsns, check: "lsn.global", promise: "every event gets a global, strictly increasing LSN" },
   { bug: "drops the newest checkpoint from the read models", decorate: dropsNewestCheckpoint, check: "readmodels.random", promise: "read models equal a cold rebuild from the log" },
   { bug: "lists only dispatched intents as open", decorate: lateIntents, check: "readmodels.append", promise: "read models are updated in the same transaction as the events" },
+  { bug: "reads every row of a run as its frontier", decorate: wholeRunAsFrontier, check: "readmodels.run-frontier", promise: "a run's frontier and checkpoints are read exactly" },
+  { bug: "loses an Indeterminate attempt's settlement from the frontier", decorate: frontierWithoutSettlements, check: "readmodels.run-frontier", promise: "a run's frontier and checkpoints are read exactly" },
+  { bug: "returns the first checkpoints instead of the last", decorate: firstCheckpoints, check: "readmodels.run-frontier", promise: "a run's frontier and checkpoints are read exactly" },
   { bug: "serves blobs without re-hashing them", decorate: servesUnverifiedBlobs, check: "blob.verify", promise: "get verifies the hash" },
   { bug: "answers has() for a hostile ref", decorate: acceptsHostileRefs, check: "blob.hostile-refs", promise: "no reference can escape the store" }
 ]

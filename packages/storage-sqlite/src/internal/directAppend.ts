@@ -19,6 +19,7 @@
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as SqlAppend from "@ratchet/storage/SqlAppend"
+import * as StoreSpan from "@ratchet/storage/StoreSpan"
 import type * as StorageError from "@ratchet/storage/StorageError"
 import type Sqlite from "better-sqlite3"
 import * as Clock from "effect/Clock"
@@ -120,6 +121,26 @@ const statements = (db: Sqlite.Database) => ({
   )
 })
 
+/** `prepared` with each statement's `run`, `get` and `all` calling `tick` first. */
+const counted = <S extends Record<string, Sqlite.Statement<Array<unknown>, unknown>>>(prepared: S, tick: () => void): S => {
+  for (const statement of Object.values(prepared)) {
+    const { all, get, run } = statement
+    statement.run = (...parameters) => {
+      tick()
+      return run.apply(statement, parameters)
+    }
+    statement.get = (...parameters) => {
+      tick()
+      return get.apply(statement, parameters)
+    }
+    statement.all = (...parameters) => {
+      tick()
+      return all.apply(statement, parameters)
+    }
+  }
+  return prepared
+}
+
 /**
  * The append of `EventStore.Service` over `handle`'s connection. `classify` maps a driver failure.
  */
@@ -129,7 +150,11 @@ export const make = (
 ): EventStore.Service["append"] => {
   const { db } = handle
   const memos = SqlAppend.makeMemos()
-  const s = statements(db)
+  // Every statement the transaction runs is counted, for the trace's append span (ADR 0036).
+  let executed = 0
+  const s = counted(statements(db), () => {
+    executed += 1
+  })
 
   /** The body of the transaction; throws a {@link Stop} to roll back with an answer. */
   const body = (request: SqlAppend.Prepared, clock: Clock.Clock) => {
@@ -215,12 +240,13 @@ export const make = (
     Effect.suspend((): Effect.Effect<EventStore.AppendResult, EventStore.AppendError> => {
       try {
         // Inside another transaction of this fiber better-sqlite3 makes it a savepoint of it.
-        const { after, changes, result } = db.inTransaction
-          ? transaction(request, clock)
-          : transaction.immediate(request, clock)
+        const nested = db.inTransaction
+        const from = executed
+        const { after, changes, result } = nested ? transaction(request, clock) : transaction.immediate(request, clock)
         // Remembered only once committed: a rolled-back append must not leave its rows behind.
         memos.written(after, changes)
-        return Effect.succeed(result)
+        // BEGIN and COMMIT (or SAVEPOINT and RELEASE) around the counted statements.
+        return Effect.as(StoreSpan.annotate({ "db.system": "sqlite", "ratchet.statements": executed - from + 2, "ratchet.commits": nested ? 0 : 1 }), result)
       } catch (error) {
         if (error instanceof Stop) {
           return Either.isRight(error.outcome) ? Effect.succeed(error.outcome.right) : Effect.fail(error.outcome.left)

@@ -1,6 +1,6 @@
 /**
- * Reading the log: a stream's branches, the segments a branch is made of, and the paged stream
- * of its events.
+ * Reading the log: a stream's branches, the segments a branch is made of, the paged stream
+ * of its events, and the read models folded from such a stream.
  *
  * A branch B forked from P at LSN L sees P's visible events up to L, then its own. Walking the
  * parents from B to the main branch gives one segment per branch, each bounded by the smallest
@@ -19,8 +19,10 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as EventStore from "../EventStore.js"
+import * as ReadModel from "../ReadModel.js"
 import type * as StorageError from "../StorageError.js"
 import { type Db, rows } from "./db.js"
+import { folding } from "./foldReadModels.js"
 import { corrupt, decodeEvent, int, intOrNull, type Row } from "./rows.js"
 
 /** Events per page of a read. */
@@ -170,3 +172,20 @@ export const events = (
   }
   return Stream.flatMap(Stream.fromIterable(parts), segment)
 }
+
+/**
+ * The read models after `events`, from `from`: `ReadModel.fold` over a stream, a chunk at a time,
+ * on one working copy (no map copied per event or per chunk), for a rebuild, a fork or a
+ * migration's refold, whose histories may be long.
+ */
+export const foldReadModels = <E, R>(
+  events: Stream.Stream<EventStore.StoredEvent, E, R>,
+  from: ReadModel.Snapshot = ReadModel.empty
+): Effect.Effect<ReadModel.Snapshot, E, R> =>
+  Effect.suspend(() => {
+    const working = folding(from)
+    return Effect.map(
+      Stream.runForEachChunk(events, (chunk) => Effect.sync(() => working.add(Chunk.toReadonlyArray(chunk)))),
+      working.result
+    )
+  })

@@ -8,14 +8,13 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import * as Migrations from "../Migrations.js"
 import * as ReadModel from "../ReadModel.js"
 import * as SqlAppend from "../SqlAppend.js"
 import * as SqlDialect from "../SqlDialect.js"
 import * as StorageError from "../StorageError.js"
 import { type Db, rows, run } from "./db.js"
-import { events as logEvents, loadBranches, segments } from "./eventLog.js"
+import { foldReadModels, events as logEvents, loadBranches, segments } from "./eventLog.js"
 import { saveChanges } from "./readModelRows.js"
 import { corrupt, int } from "./rows.js"
 
@@ -74,10 +73,8 @@ const refoldSummaries = (db: Db, operation: string): Effect.Effect<void, Storage
         const parts = yield* segments(operation, streamId, stream, branch).pipe(
           Effect.catchTag("@ratchet/storage/BranchNotFound", () => Effect.succeed([]))
         )
-        const folded = yield* Stream.runFold(
-          logEvents(db, operation, streamId, stream.projectId, branch, parts, { fromLsn: 1, toLsn: Number.MAX_SAFE_INTEGER }),
-          ReadModel.empty,
-          ReadModel.apply
+        const folded = yield* foldReadModels(
+          logEvents(db, operation, streamId, stream.projectId, branch, parts, { fromLsn: 1, toLsn: Number.MAX_SAFE_INTEGER })
         )
         yield* saveChanges(
           db,

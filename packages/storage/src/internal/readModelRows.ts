@@ -17,7 +17,7 @@ import * as ReadModel from "../ReadModel.js"
 import * as SqlAppend from "../SqlAppend.js"
 import type * as StorageError from "../StorageError.js"
 import { type Db, rows, run } from "./db.js"
-import { decodeAttempt, decodeCheckpoint, decodeIntent, decodeLease, decodeSummary } from "./rows.js"
+import { decodeAttempt, decodeCheckpoint, decodeIntent, decodeLease, decodeSummary, int } from "./rows.js"
 
 /** Rows per multi-row INSERT: far below both engines' bound-parameter limits. */
 const chunkSize = 200
@@ -210,22 +210,122 @@ const loadIntents = (
     return intents
   })
 
-/** The checkpoints of a branch, in LSN order. */
+/**
+ * The checkpoints of a branch, in LSN order, narrowed by `query` (`ReadModel.selectCheckpoints`):
+ * with a run and a kind, an index seek (`ratchet_checkpoints_run`); the `last` ones are read from
+ * the end and put back in LSN order.
+ */
 export const loadCheckpoints = (
   db: Db,
   operation: string,
   streamId: string,
-  branch: string
-): Effect.Effect<ReadonlyArray<ReadModel.CheckpointRow>, StorageError.StorageError> =>
-  Effect.flatMap(
-    rows(
+  branch: string,
+  query: ReadModel.CheckpointQuery = {}
+): Effect.Effect<ReadonlyArray<ReadModel.CheckpointRow>, StorageError.StorageError> => {
+  const { sql } = db
+  const conditions = [
+    sql`stream_id = ${streamId}`,
+    sql`branch = ${branch}`,
+    ...(query.runId === undefined ? [] : [sql`run_id = ${query.runId}`]),
+    ...(query.kind === undefined ? [] : [sql`kind = ${query.kind}`])
+  ]
+  const statement = query.last === undefined
+    ? sql`SELECT stream_id, branch, lsn, kind, run_id FROM ratchet_checkpoints WHERE ${sql.and(conditions)} ORDER BY lsn`
+    : sql`SELECT stream_id, branch, lsn, kind, run_id FROM ratchet_checkpoints WHERE ${sql.and(conditions)}
+        ORDER BY lsn DESC LIMIT ${query.last}`
+  return Effect.flatMap(rows(db, operation, statement), (found) =>
+    Effect.forEach(query.last === undefined ? found : [...found].reverse(), (row) => decodeCheckpoint(operation, row)))
+}
+
+const attemptColumns = "a.stream_id, a.branch, a.run_id, a.step_id, a.attempt, a.state, a.turn, a.updated_lsn"
+
+/**
+ * Run `runId`'s frontier on a branch (`ReadModel.runFrontier`), by index only, in the caller's read
+ * transaction, in three statements whose rows grow with the run's steps and open attempts, never
+ * with its history:
+ * 1. each step's latest attempt number: the steps by a skip scan of the primary key (a recursive
+ *    query, one seek per step), and per step one seek for its highest attempt;
+ * 2. those attempts, a primary-key seek each, and the open ones (the partial index `ratchet_attempts_open`,
+ *    whose predicate the query repeats word for word so that SQLite uses it). The keys are bound
+ *    values rather than a join with the first statement: PostgreSQL underestimates a run's
+ *    attempts (its stream and run columns are correlated) and would hash-join the run's every
+ *    attempt instead of seeking each one;
+ * 3. their intents that `ReadModel.inFrontier` keeps, per attempt (`ratchet_intents_attempt`).
+ */
+export const loadFrontier = (
+  db: Db,
+  operation: string,
+  streamId: string,
+  branch: string,
+  runId: string
+): Effect.Effect<ReadModel.RunFrontier, StorageError.StorageError> =>
+  Effect.gen(function*() {
+    const { sql } = db
+    // The run's rows of table `alias` (every value a bound parameter).
+    const of = (alias: string) => {
+      const table = sql.unsafe(alias)
+      return sql`${table}.stream_id = ${streamId} AND ${table}.branch = ${branch} AND ${table}.run_id = ${runId}`
+    }
+    const latest = yield* rows(
       db,
       operation,
-      db.sql`SELECT stream_id, branch, lsn, kind, run_id FROM ratchet_checkpoints
-        WHERE stream_id = ${streamId} AND branch = ${branch} ORDER BY lsn`
-    ),
-    (found) => Effect.forEach(found, (row) => decodeCheckpoint(operation, row))
-  )
+      sql`WITH RECURSIVE steps (step_id) AS (
+          SELECT (SELECT f.step_id FROM ratchet_attempts f WHERE ${of("f")} ORDER BY f.step_id LIMIT 1)
+          UNION ALL
+          SELECT (SELECT n.step_id FROM ratchet_attempts n
+            WHERE ${of("n")} AND n.step_id > steps.step_id ORDER BY n.step_id LIMIT 1)
+          FROM steps WHERE steps.step_id IS NOT NULL
+        )
+        SELECT steps.step_id, (SELECT m.attempt FROM ratchet_attempts m WHERE ${of("m")} AND m.step_id = steps.step_id
+          ORDER BY m.attempt DESC LIMIT 1) AS attempt
+        FROM steps WHERE steps.step_id IS NOT NULL`
+    )
+    const columns = sql.unsafe(attemptColumns)
+    const found = [
+      ...(yield* rows(db, operation, sql`SELECT ${columns} FROM ratchet_attempts a WHERE ${of("a")} AND a.state IN ('Pending', 'Running')`))
+    ]
+    for (const part of chunks(latest)) {
+      // One primary-key seek per step: an OR of the keys lets PostgreSQL factor out an attempt
+      // number the steps share and scan the run's index range for it. (A chunk stays below
+      // SQLite's 500 terms of a compound SELECT.)
+      const seeks = part.map((row) =>
+        sql`SELECT ${columns} FROM ratchet_attempts a
+          WHERE ${of("a")} AND a.step_id = ${String(row["step_id"])} AND a.attempt = ${int(row["attempt"])}`
+      )
+      found.push(...(yield* rows(db, operation, sql`${sql.join(" UNION ALL ", false)(seeks)}`)))
+    }
+    const attempts = new Map<string, ReadModel.AttemptRow>()
+    for (const row of found) {
+      const attempt = yield* decodeAttempt(operation, row)
+      attempts.set(attemptKeyOf(attempt), attempt)
+    }
+    const intents = new Map<string, ReadModel.IntentRow>()
+    for (const part of chunks([...attempts.values()])) {
+      // ReadModel.inFrontier, as SQL: which intents of each attempt depends on the attempt's state.
+      const wanted = part.map((attempt) =>
+        sql.and([
+          sql`step_id = ${attempt.stepId}`,
+          sql`attempt = ${attempt.attempt}`,
+          attempt.state === "Pending" || attempt.state === "Running"
+            ? sql`1 = 1`
+            : attempt.state === "Indeterminate"
+            ? sql`(state IN ('Pending', 'Dispatched') OR updated_lsn > ${attempt.updatedLsn})`
+            : sql`state IN ('Pending', 'Dispatched')`
+        ])
+      )
+      const rowsOfPart = yield* rows(
+        db,
+        operation,
+        sql`SELECT stream_id, branch, intent_id, run_id, step_id, attempt, state, outcome, updated_lsn
+          FROM ratchet_intents i WHERE ${of("i")} AND ${sql.or(wanted)} ORDER BY updated_lsn, intent_id`
+      )
+      for (const row of rowsOfPart) {
+        const intent = yield* decodeIntent(operation, row)
+        intents.set(intent.intentId, intent)
+      }
+    }
+    return { attempts, intents }
+  })
 
 /** Every stored read model of a branch; the lease is the task's, whatever branch wrote it. */
 export const loadSnapshot = (

@@ -9,6 +9,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as EventStore from "../EventStore.js"
+import type * as ReadModel from "../ReadModel.js"
 
 const isId = Schema.is(EventStore.Id)
 
@@ -52,3 +53,22 @@ export const optionalInteger = (
 /** A branch name, defaulting to the main branch. */
 export const branch = (field: string, value: unknown): Effect.Effect<string, EventStore.InvalidRequest> =>
   value === undefined ? Effect.succeed(EventStore.mainBranch) : id(field, value)
+
+const checkpointKinds: ReadonlyArray<string> = ["run_start", "step", "terminal"]
+
+/** A checkpoint query (`ReadModel.CheckpointQuery`): a run id, a known kind, a positive count. */
+export const checkpointQuery = (
+  value: ReadModel.CheckpointQuery | undefined
+): Effect.Effect<ReadModel.CheckpointQuery, EventStore.InvalidRequest> =>
+  Effect.gen(function*() {
+    if (value === undefined) return {}
+    const runId = value.runId === undefined ? undefined : yield* id("query.runId", value.runId)
+    if (value.kind !== undefined && !checkpointKinds.includes(value.kind)) {
+      return yield* new EventStore.InvalidRequest({
+        field: "query.kind",
+        reason: `must be one of ${checkpointKinds.join(", ")} (got ${shown(value.kind)})`
+      })
+    }
+    const last = yield* optionalInteger("query.last", value.last, 1)
+    return { runId, kind: value.kind, last }
+  })

@@ -29,6 +29,7 @@ import type * as HostAdapter from "@ratchet/host/HostAdapter"
 import * as HookPayload from "@ratchet/host/HookPayload"
 import type * as HostEvent from "@ratchet/host/HostEvent"
 import * as Effect from "effect/Effect"
+import * as Transcript from "./Transcript.js"
 
 /**
  * The adapter's name: `ratchet hook claude-code`.
@@ -55,6 +56,17 @@ const writers: Readonly<Record<string, string>> = { Edit: "file_path", Write: "f
 
 /** The tools that only read, by the field naming what they read. */
 const readers: Readonly<Record<string, string>> = { Read: "file_path", Glob: "path", Grep: "path", LS: "path", NotebookRead: "notebook_path" }
+
+/**
+ * The tools the guard can refuse or an intent must record: the file writers and Bash. Every other
+ * tool (Read, Grep, Glob, LS, WebFetch, an MCP tool, …) is allowed whatever the task's state, so
+ * the hooks' matchers leave it out of PreToolUse and PermissionRequest (ADR 0026), and out of
+ * PostToolUse: its end only ever tells of the worker's turn, which the stop reads (ADR 0030).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const judgedTools: ReadonlyArray<string> = ["Bash", ...Object.keys(writers)]
 
 /** What a tool call would do, from its name and input. */
 const actionOf = (payload: HookPayload.Payload) => (tool: string, input: HookPayload.Json) =>
@@ -136,9 +148,18 @@ export const failure = (event: string | null, problem: string): HostAdapter.Repl
 }
 
 /**
- * The adapter.
+ * The adapter. Its PostToolUse entry matches only the judged tools (ADR 0030), so the end of any
+ * other call is read from the session's transcript at the main agent's stop (`Transcript`).
  *
  * @since 0.1.0
  * @category adapters
  */
-export const adapter: HostAdapter.HostAdapter = { name, canAsk: true, projectVariable, decode, reply, failure }
+export const adapter: HostAdapter.HostAdapter = {
+  name,
+  canAsk: true,
+  projectVariable,
+  decode,
+  reply,
+  failure,
+  callEndedInTurn: Transcript.callEndedInTurn
+}

@@ -18,3 +18,13 @@ export * as Sandbox from "./Sandbox.js"
  * @since 0.1.0
  */
 export * as Settings from "./Settings.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as Transcript from "./Transcript.js"
+
+/**
+ * @since 0.4.0
+ */
+export * as StreamJson from "./StreamJson.js"

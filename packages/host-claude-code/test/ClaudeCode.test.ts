@@ -82,6 +82,15 @@ describe("ClaudeCode.decode: the documented payloads", () => {
     expect(Either.getOrThrow(decode(fixture("Stop.stop_hook_active-true.json")))).toMatchObject({ continuing: true, subagent: false })
     expect(Either.getOrThrow(decode(fixture("Stop.stop_hook_active-false.json")))).toMatchObject({ continuing: false })
     expect(Either.getOrThrow(decode(fixture("SubagentStop.Explore.json")))).toMatchObject({ subagent: true })
+    // The stop carries where the session's transcript is, for the end of calls no hook saw (ADR 0030)
+    expect(Either.getOrThrow(decode(fixture("Stop.stop_hook_active-false.json")))).toMatchObject({
+      transcript: "/home/dev/.claude/projects/-home-dev-project/9b2e4c1a-7f3d-4e8b-a6c5-2d1f0e9b8a47.jsonl"
+    })
+    const stop = JSON.parse(fixture("Stop.stop_hook_active-false.json")) as Record<string, unknown>
+    for (const missing of [undefined, null, "", 7, { path: "/t.jsonl" }]) {
+      const decoded = Either.getOrThrow(decode(JSON.stringify({ ...stop, transcript_path: missing })))
+      expect(decoded._tag === "StopRequested" && "transcript" in decoded, String(missing)).toBe(false)
+    }
     expect(Either.getOrThrow(decode(fixture("PostToolUseFailure.Bash.json")))).toMatchObject({ error: expect.stringContaining("Exit code 1") })
   })
 })

@@ -5,7 +5,7 @@
  */
 import * as Guard from "@ratchet/host/Guard"
 import type * as HostEvent from "@ratchet/host/HostEvent"
-import { GuardKit } from "@ratchet/testkit"
+import { GuardKit } from "@ratchet/testkit/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as ClaudeCode from "../src/ClaudeCode.js"

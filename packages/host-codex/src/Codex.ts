@@ -60,6 +60,16 @@ export const patchedFiles = (patch: string): ReadonlyArray<string> => {
   return files
 }
 
+/**
+ * The tools the guard can refuse or an intent must record: Bash and `apply_patch`. Every other
+ * tool (an MCP tool, `view_image`, …) is allowed whatever the task's state, so the hooks' matchers
+ * leave it out of PreToolUse and PermissionRequest (ADR 0026).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const judgedTools: ReadonlyArray<string> = ["Bash", "apply_patch"]
+
 /** What a tool call would do, from its name and input. */
 const actionOf = (payload: HookPayload.Payload) => (tool: string, input: HookPayload.Json) =>
   Effect.gen(function*() {

@@ -23,3 +23,8 @@ export * as Sandbox from "./Sandbox.js"
  * @since 0.1.0
  */
 export * as Settings from "./Settings.js"
+
+/**
+ * @since 0.4.0
+ */
+export * as ExecJson from "./ExecJson.js"

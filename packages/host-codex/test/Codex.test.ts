@@ -161,9 +161,42 @@ describe("Settings (hooks.json)", () => {
     expect(Either.getOrThrow(Settings.install(installed, "ratchet hook codex"))).toEqual(installed)
     expect(Either.getOrThrow(Settings.uninstall(installed))).toEqual(theirs)
   })
-  it("recognises only the codex hook as ours", () => {
+  it("recognises only the codex hook as ours, bare or through the launcher", () => {
     expect(Settings.isOurs({ type: "command", command: "ratchet hook codex" })).toBe(true)
+    expect(Settings.isOurs({ type: "command", command: "/bin/sh '/opt/ratchet/bin/ratchet-hook' codex Stop '/usr/bin/node' '/opt/r.mjs' hook codex" })).toBe(true)
+    expect(Settings.isOurs({ type: "command", command: "/bin/sh -c 'L=$(command -v \"$0\") && exec /bin/sh \"$L\" \"$@\"' ratchet-hook codex PreToolUse" })).toBe(true)
     expect(Settings.isOurs({ type: "command", command: "ratchet hook claude-code" })).toBe(false)
+    expect(Settings.isOurs({ type: "command", command: "/bin/sh '/opt/ratchet/bin/ratchet-hook' claude-code Stop" })).toBe(false)
     expect(Settings.isOurs({ type: "command", command: "ratchet hook codexx" })).toBe(false)
+  })
+
+  it("installs no SubagentStop (a subagent's stop is always allowed and records nothing), and removes one written before", () => {
+    expect(Settings.events).not.toContain("SubagentStop")
+    const before = { hooks: { SubagentStop: [{ hooks: [{ type: "command", command: "ratchet hook codex", timeout: 10 }] }] } }
+    const installed = Either.getOrThrow(Settings.install(before, "ratchet hook codex"))
+    expect(Object.keys(installed["hooks"] as object)).toEqual([...Settings.events])
+  })
+
+  // Codex's tools (its hooks reference: shell and exec_command report Bash, apply_patch is also
+  // matched by its aliases, MCP tools are mcp__server__tool; hosted tools fire no hooks), with
+  // names it does not use; written by hand with whether the hook must run for them.
+  const tools: ReadonlyArray<readonly [string, Record<string, unknown>, boolean]> = [
+    ["Bash", { command: "npm test" }, true],
+    ["apply_patch", { command: "*** Begin Patch\n*** Update File: a.ts\n@@\n-a\n+b\n*** End Patch\n" }, true],
+    ["mcp__memory__create_entities", { entities: [] }, false],
+    ["mcp__ratchet__task_create", { goal: "x" }, false],
+    ["view_image", { path: "a.png" }, false],
+    ["update_plan", { plan: [] }, false],
+    ["bash", { command: "x" }, false],
+    ["apply_patch2", { command: "x" }, false]
+  ]
+  it.each(tools)("%s: matched by PreToolUse and PermissionRequest exactly when the adapter reads it as a write or a shell command", (tool, input, judged) => {
+    expect(Settings.matchers["PermissionRequest"]).toBe(Settings.matchers["PreToolUse"])
+    const matched = new RegExp(Settings.matchers["PreToolUse"]!).test(tool)
+    expect(matched).toBe(judged)
+    const raw = JSON.stringify({ session_id: "s", turn_id: "t", transcript_path: null, cwd: "/home/dev/project", hook_event_name: "PreToolUse", model: "m", permission_mode: "default", tool_name: tool, tool_input: input, tool_use_id: "call_1" })
+    const decoded = Either.getOrThrow(decode(raw))
+    if (decoded._tag !== "ToolCallRequested") throw new Error(`${tool}: decoded as ${decoded._tag}`)
+    expect(decoded.call.action._tag === "Write" || decoded.call.action._tag === "Shell").toBe(matched)
   })
 })

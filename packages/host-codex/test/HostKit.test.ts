@@ -1,5 +1,5 @@
 /** The host adapter test kit of @ratchet/testkit, run against this adapter and its fixtures. */
-import { HostKit } from "@ratchet/testkit"
+import { HostKit } from "@ratchet/testkit/vitest"
 import * as path from "node:path"
 import * as Codex from "../src/Codex.js"
 

@@ -64,6 +64,8 @@ export interface Options {
   /** The version the server reports (the CLI's). */
   readonly version: string
   readonly caller: Tools.Caller
+  /** The store served, named in the refusals of something not found (a task in another store). */
+  readonly where?: Tools.Where | undefined
 }
 
 /** The code a failed resource read is reported with: not found (MCP's -32002), invalid, or internal. */
@@ -74,11 +76,15 @@ const resourceErrorCode = (error: unknown): number => {
 }
 
 /** Runs `effect`; a failure or defect is thrown as a protocol error (resources have no error results). */
-const orThrow = async <A>(run: Runtime.Runtime<Tools.Services>, effect: Effect.Effect<A, unknown, Tools.Services>): Promise<A> => {
+const orThrow = async <A>(
+  run: Runtime.Runtime<Tools.Services>,
+  effect: Effect.Effect<A, unknown, Tools.Services>,
+  where: Tools.Where | undefined
+): Promise<A> => {
   const exit = await Runtime.runPromiseExit(run)(effect)
   if (Exit.isSuccess(exit)) return exit.value
   const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure)) throw new McpError(resourceErrorCode(failure.value), Documents.messageOf(failure.value))
+  if (Option.isSome(failure)) throw new McpError(resourceErrorCode(failure.value), Documents.messageOf(Tools.withStore(failure.value, where)))
   await Runtime.runPromise(run)(Effect.logError("ratchet mcp: a request failed unexpectedly", exit.cause))
   throw new McpError(ErrorCode.InternalError, `unexpected: ${Documents.messageOf(Cause.squash(exit.cause))}`)
 }
@@ -97,13 +103,13 @@ export const make = (options: Options, runtime: Runtime.Runtime<Tools.Services>)
   server.setRequestHandler(ListToolsRequestSchema, () => Promise.resolve({ tools: Tools.tools.map((tool) => ({ ...tool.descriptor })) }))
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     // Tools.call never fails: every refusal is an answer with isError.
-    const answer = await Runtime.runPromise(runtime)(Tools.call(request.params.name, request.params.arguments ?? {}, options.caller))
+    const answer = await Runtime.runPromise(runtime)(Tools.call(request.params.name, request.params.arguments ?? {}, options.caller, options.where))
     return { content: [{ type: "text" as const, text: answer.text }], structuredContent: answer.document, isError: answer.isError }
   })
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () =>
     Promise.resolve({ resourceTemplates: Resources.templates.map((template) => ({ ...template })) }))
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: (await orThrow(runtime, Resources.list)).map((resource) => ({ ...resource })) }))
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({ contents: [{ ...(await orThrow(runtime, Resources.read(request.params.uri))) }] }))
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: (await orThrow(runtime, Resources.list, options.where)).map((resource) => ({ ...resource })) }))
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({ contents: [{ ...(await orThrow(runtime, Resources.read(request.params.uri), options.where)) }] }))
   // A message that does not parse, a transport failure: reported on the log, never thrown.
   server.onerror = (error) => Runtime.runFork(runtime)(Effect.logWarning(`ratchet mcp: ${Documents.messageOf(error).slice(0, 500)}`))
   return server

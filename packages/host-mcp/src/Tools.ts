@@ -35,12 +35,13 @@ import type * as ReadModel from "@ratchet/storage/ReadModel"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as JSONSchema from "effect/JSONSchema"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as JsonSchema from "./internal/jsonSchema.js"
 import { InvalidArguments, UnknownTool } from "./McpError.js"
 import * as RunStarter from "./RunStarter.js"
+import * as ToolOutput from "./ToolOutput.js"
 
 /**
  * The services the tools run with: the controller of the located project, the store it works
@@ -92,6 +93,8 @@ export interface Descriptor {
   readonly title: string
   readonly description: string
   readonly inputSchema: { readonly type: "object"; readonly [key: string]: unknown }
+  /** The document every answer carries as `structuredContent`, refusals included (`ToolOutput`). */
+  readonly outputSchema: { readonly type: "object"; readonly [key: string]: unknown }
   readonly annotations: {
     readonly title: string
     readonly readOnlyHint: boolean
@@ -122,11 +125,8 @@ const bounded = (max: number, description: string) =>
 
 const TaskId = bounded(limits.id, "The task id, e.g. t-3f9a1c2b (task_list shows them).")
 
-/** The input schema as JSON Schema, without the `$schema` line (hosts read it as the current draft). */
-const jsonSchemaOf = (schema: Schema.Schema.Any): Descriptor["inputSchema"] => {
-  const { $schema: _, ...rest } = JSONSchema.make(schema) as unknown as Record<string, unknown>
-  return { ...rest, type: "object" }
-}
+/** The input schema as JSON Schema any client accepts (see internal/jsonSchema.ts). */
+const jsonSchemaOf = (schema: Schema.Schema.Any): Descriptor["inputSchema"] => ({ ...JsonSchema.of(schema, "input"), type: "object" })
 
 /** What a tool takes, as a line of its refusals: `{ taskId: string, limit?: integer }`. */
 const synopsisOf = (tool: string, inputSchema: Descriptor["inputSchema"]): string => {
@@ -188,7 +188,7 @@ const NoArguments = Schema.Record({ key: Schema.String, value: Schema.Never.anno
 
 /** A tool from its schema and its call; the arguments reach `run` decoded. */
 const define = <A, I>(spec: {
-  readonly name: string
+  readonly name: keyof typeof ToolOutput.bodies
   readonly command?: string
   readonly title: string
   readonly description: string
@@ -206,6 +206,7 @@ const define = <A, I>(spec: {
       title: spec.title,
       description: spec.description,
       inputSchema,
+      outputSchema: ToolOutput.outputSchema(ToolOutput.bodies[spec.name]),
       annotations: {
         title: spec.title,
         readOnlyHint: spec.readOnly,
@@ -427,7 +428,7 @@ export const tools: ReadonlyArray<Tool> = [
     command: "plan",
     title: "Propose the plan",
     description:
-      "Proposes the task's plan from a YAML file in the workspace: steps, each { id, title, acRefs, run: { command } | manual: { instructions }, needs, timeoutSeconds, idempotent, probe }, and optional stepStates. It is bound to the current spec digest (leave specDigest out). Every required acceptance criterion must be in some step's acRefs. Needs a preflight of the current spec that found nothing wrong, else HOLD. Only the user approves it (ratchet approve <task> plan, at a terminal).",
+      "Proposes the task's plan from a YAML file in the workspace: steps, each { id, title, acRefs, run: { command } | manual: { instructions } | agent: { host: claude-code|codex, prompt, timeoutSeconds?, model?, maxTurns? }, needs, timeoutSeconds, idempotent, probe }, and optional stepStates. It is bound to the current spec digest (leave specDigest out). Every required acceptance criterion must be in some step's acRefs. Needs a preflight of the current spec that found nothing wrong, else HOLD. Only the user approves it (ratchet approve <task> plan, at a terminal).",
     readOnly: false,
     input: Schema.Struct({
       taskId: TaskId,
@@ -454,6 +455,7 @@ export const tools: ReadonlyArray<Tool> = [
         const c = yield* Controller.Controller
         // Refused here rather than in a detached runner's log, where the agent would not see it.
         yield* Effect.flatMap(c.status(taskId), Runnable.check)
+        yield* TaskReads.runnableSteps(taskId)
         const starter = yield* RunStarter.RunStarter
         const started = yield* starter.start({ taskId, cwd: c.project.root, actor: caller.actor })
         return { exitCode: 0, body: Documents.detachedRun(taskId, started) }
@@ -478,10 +480,43 @@ export const tools: ReadonlyArray<Tool> = [
  */
 export const names: ReadonlyArray<string> = tools.map((tool) => tool.descriptor.name)
 
+/**
+ * Which store the server reads and writes, for the refusals of something not found there: a
+ * task in another store is not found either, and only the store's name tells the two apart.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Where {
+  /** The store as a person recognises it, e.g. `SQLite /home/ana/.ratchet/ratchet.db (from RATCHET_HOME)`. */
+  readonly store: string
+  /** How to serve another store instead, e.g. `start ratchet mcp with --home <dir>`. */
+  readonly otherwise: string
+}
+
+/** The refusals of something the store does not have. */
+const notFound = new Set(["@ratchet/controller/TaskNotFound", "@ratchet/storage/BranchNotFound", "@ratchet/storage/BlobNotFound"])
+
+/**
+ * `error`, when it is a refusal of something not found, as a plain error of the same kind whose
+ * message ends with the store it was looked for in (and that store as a field); otherwise as it is.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const withStore = (error: unknown, where: Where | undefined): unknown => {
+  const tag = (error as { readonly _tag?: unknown } | null)?._tag
+  if (where === undefined || typeof tag !== "string" || !notFound.has(tag)) return error
+  const fields = Documents.error(error)
+  const message = Documents.messageOf(error)
+  return { ...fields, store: where.store, message: `${message}${/[.!?]$/.test(message) ? "" : "."} Looked in the store ${where.store}; to serve another, ${where.otherwise}.` }
+}
+
 /** Our own refusals are the caller's input, like the controller's invalid requests. */
 const ownInvalid = new Set(["@ratchet/host-mcp/InvalidArguments", "@ratchet/host-mcp/UnknownTool", "@ratchet/host-mcp/UnknownResource"])
 
-const failed = (command: string, error: unknown): Answer => {
+const failed = (command: string, refusal: unknown, where?: Where): Answer => {
+  const error = withStore(refusal, where)
   const tag = (error as { readonly _tag?: unknown } | null)?._tag
   return {
     isError: true,
@@ -493,12 +528,13 @@ const failed = (command: string, error: unknown): Answer => {
 /**
  * Calls the tool `name` with `args` for `caller`. Never fails: a refusal, a decoding error, an
  * unknown tool or a defect is an answer with `isError` (a defect's cause goes to the log, which
- * the stdio server writes to standard error).
+ * the stdio server writes to standard error). With `where`, a refusal of something not found
+ * names the store it was looked for in.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const call = (name: string, args: unknown, caller: Caller): Effect.Effect<Answer, never, Services> => {
+export const call = (name: string, args: unknown, caller: Caller, where?: Where): Effect.Effect<Answer, never, Services> => {
   const tool = tools.find((candidate) => candidate.descriptor.name === name)
   if (tool === undefined) return Effect.succeed(failed(name.slice(0, 80), new UnknownTool({ name, known: names })))
   return tool.run(args, caller).pipe(
@@ -508,7 +544,7 @@ export const call = (name: string, args: unknown, caller: Caller): Effect.Effect
     }),
     Effect.catchAllCause((cause) => {
       const failure = Cause.failureOption(cause)
-      if (Option.isSome(failure)) return Effect.succeed(failed(tool.command, failure.value))
+      if (Option.isSome(failure)) return Effect.succeed(failed(tool.command, failure.value, where))
       const defect = Cause.squash(cause)
       return Effect.as(
         Effect.logError(`ratchet mcp: ${name} failed unexpectedly`, cause),

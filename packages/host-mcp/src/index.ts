@@ -36,3 +36,8 @@ export * as RunStarter from "./RunStarter.js"
  * @since 0.1.0
  */
 export * as Tools from "./Tools.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as ToolOutput from "./ToolOutput.js"

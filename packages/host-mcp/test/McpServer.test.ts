@@ -18,7 +18,7 @@ import * as Stream from "effect/Stream"
 import * as Identity from "../src/Identity.js"
 import * as McpServer from "../src/McpServer.js"
 import * as Tools from "../src/Tools.js"
-import { agent, call, connect, person, plan, registerApprovers, spec, verifier, world, write } from "./fixture.js"
+import { agent, answered as answeredTools, call, connect, person, plan, registerApprovers, spec, verifier, world, write } from "./fixture.js"
 
 /** Everything the store says about the project, as one value: equal before and after means nothing was written. */
 const fingerprint = Effect.gen(function*() {
@@ -64,6 +64,7 @@ describe("McpServer", () => {
         for (const tool of listed.tools) {
           expect(tool.inputSchema.type).toBe("object")
           expect((tool.inputSchema as Record<string, unknown>)["additionalProperties"]).toBe(false)
+          expect(tool.outputSchema?.type, tool.name).toBe("object")
           expect(tool.description?.length).toBeGreaterThan(40)
           expect(tool.annotations?.destructiveHint).toBe(false)
         }
@@ -207,12 +208,15 @@ describe("McpServer", () => {
         expect(String((missing as Error).message)).toContain("No task \"t-00000000\"")
         const other = yield* Effect.promise(() => client.readResource({ uri: "file:///etc/passwd" }).then(() => null, (error: unknown) => error))
         expect(String((other as Error).message)).toContain("is not a ratchet resource")
+
+        // every tool answered at least once, each answer conforming to the tool's outputSchema
+        expect([...answeredTools(client)].sort()).toEqual([...Tools.names].sort())
       }).pipe(Effect.provide(services))
     }), { timeout: 120_000 })
 
-  it.scopedLive("answers a missing task with the controller's message as a tool error", () =>
+  it.scopedLive("answers a missing task with the controller's message as a tool error, naming the store when it knows it", () =>
     Effect.gen(function*() {
-      const { located, services } = yield* world
+      const { home, located, services } = yield* world
       yield* Effect.gen(function*() {
         const client = yield* connect()
         for (const name of ["task_status", "task_gate", "task_log", "task_evidence", "run_check", "run_start"]) {
@@ -221,6 +225,21 @@ describe("McpServer", () => {
           expect(missing.text, name).toBe(`No task "t-00000000" in project ${located.project.projectId}. List this project's tasks with: ratchet task list`)
           expect(missing.json, name).toMatchObject({ ok: false, exitCode: 2, error: { _tag: "@ratchet/controller/TaskNotFound", taskId: "t-00000000" } })
         }
+        // Served with the store named (as ratchet mcp serves): the refusal says where it looked.
+        const where = { store: `SQLite ${home}/ratchet.db (from RATCHET_HOME)`, otherwise: "start ratchet mcp with --home <dir>" }
+        const named = yield* connect({ version: "0.0.0-test", caller: { actor: agent }, where })
+        const missing = yield* call(named, "task_status", { taskId: "t-00000000" })
+        expect(missing.text).toBe(
+          `No task "t-00000000" in project ${located.project.projectId}. List this project's tasks with: ratchet task list. ` +
+            `Looked in the store ${where.store}; to serve another, start ratchet mcp with --home <dir>.`
+        )
+        expect(missing.json).toMatchObject({ ok: false, exitCode: 2, error: { _tag: "@ratchet/controller/TaskNotFound", taskId: "t-00000000", store: where.store, message: missing.text } })
+        const resource = yield* Effect.promise(() => named.readResource({ uri: "ratchet://task/t-00000000" }).then(() => null, (error: unknown) => error))
+        expect(resource).toMatchObject({ code: -32002 })
+        expect(String((resource as Error).message)).toContain(`Looked in the store ${where.store}`)
+        // Other refusals are as they were.
+        const refused = yield* call(named, "task_status", { taskId: 42 })
+        expect(refused.text).not.toContain("Looked in the store")
       }).pipe(Effect.provide(services))
     }))
 

@@ -11,6 +11,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
 import * as Controller from "@ratchet/controller/Controller"
 import * as Workspace from "@ratchet/controller/Workspace"
 import type * as Event from "@ratchet/kernel/Event"
@@ -20,7 +21,7 @@ import * as Builtin from "@ratchet/verifier/Builtin"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { afterAll } from "vitest"
+import { afterAll, expect } from "vitest"
 import * as McpServer from "../src/McpServer.js"
 import * as RunStarter from "../src/RunStarter.js"
 import type * as Tools from "../src/Tools.js"
@@ -117,6 +118,11 @@ export const connect = (
     yield* Effect.forkScoped(McpServer.serve(serverTransport, options))
     const client = new Client({ name: "ratchet-mcp-test", version: "0.0.0" })
     yield* Effect.acquireRelease(Effect.promise(() => client.connect(clientTransport)), () => Effect.promise(() => client.close()))
+    // Listed first, as a host lists them: the client then checks every answer's structuredContent
+    // against its tool's outputSchema and throws when one does not conform. `call` checks it again
+    // with a strict validator (the SDK's own is lenient).
+    const listed = yield* Effect.promise(() => client.listTools())
+    outputs.set(client, { validators: new Map(listed.tools.map((tool) => [tool.name, strict.compile(tool.outputSchema ?? {})])), answered: new Set() })
     return client
   })
 
@@ -128,12 +134,27 @@ export interface Called {
   readonly json: any
 }
 
-/** Calls a tool through the client. */
+/** A strict JSON Schema validator (ajv 8, draft 2020-12, strict mode): what the most exacting client would use. */
+export const strict = new Ajv2020({ strict: true, allErrors: true })
+
+/** Per client: each tool's outputSchema compiled, and the tools that answered without an error. */
+const outputs = new WeakMap<Client, { readonly validators: ReadonlyMap<string, ValidateFunction>; readonly answered: Set<string> }>()
+
+/** The tools `client` has had an answer from that was not an error. */
+export const answered = (client: Client): ReadonlySet<string> => outputs.get(client)?.answered ?? new Set()
+
+/** Calls a tool through the client; its structuredContent must conform to the tool's outputSchema, refusals included. */
 export const call = (client: Client, name: string, args: Record<string, unknown>): Effect.Effect<Called> =>
   Effect.promise(async () => {
     const result = await client.callTool({ name, arguments: args })
     const content = result.content as ReadonlyArray<{ readonly type: string; readonly text?: string }>
     const text = content[0]?.text ?? ""
+    const known = outputs.get(client)
+    const validate = known?.validators.get(name)
+    if (validate !== undefined) {
+      expect(validate(result.structuredContent), `${name}: ${strict.errorsText(validate.errors)}`).toBe(true)
+      if (result.isError !== true) known?.answered.add(name)
+    }
     return { isError: result.isError === true, text, json: result.structuredContent }
   })
 

@@ -120,7 +120,8 @@ export const toolCall = (
  * The host event of a payload whose events follow Claude Code's names (Codex uses the same):
  * SessionStart, SessionEnd, UserPromptSubmit, PreToolUse, PermissionRequest (a tool call the host
  * is about to ask the user about), PostToolUse, PostToolUseFailure, Stop and SubagentStop (with
- * `stop_hook_active` as `continuing`); any other event passes through.
+ * `stop_hook_active` as `continuing` and `transcript_path`, when a non-empty string, as
+ * `transcript`); any other event passes through.
  *
  * @since 0.1.0
  * @category decoding
@@ -147,8 +148,16 @@ export const eventOf = (
       case "PostToolUseFailure":
         return { _tag: "ToolCallFailed", session, call: yield* call, error: optionalText(fields, "error") ?? "" } as const
       case "Stop":
-      case "SubagentStop":
-        return { _tag: "StopRequested", session, continuing: fields["stop_hook_active"] === true, subagent: event === "SubagentStop" } as const
+      case "SubagentStop": {
+        const transcript = optionalText(fields, "transcript_path")
+        return {
+          _tag: "StopRequested",
+          session,
+          continuing: fields["stop_hook_active"] === true,
+          subagent: event === "SubagentStop",
+          ...(transcript === null || transcript === "" ? {} : { transcript })
+        } as const
+      }
       default:
         return { _tag: "Passthrough", session, name: event } as const
     }

@@ -5,13 +5,17 @@
  *
  * The shape: `hooks` → event name → an array of matcher groups
  * `{ matcher?, hooks: [{ type: "command", command, timeout? }] }`. Ours are the command hooks
- * whose command runs `ratchet hook <host>`; a group left empty by removing ours goes, and so does
- * an event left with no group, and `hooks` left with no event.
+ * whose command runs the fail-closed launcher for the host (`HookCommand`), or, as Ratchet wrote
+ * them before the launcher, `ratchet hook <host>` itself: install replaces both and uninstall
+ * removes both. A group left empty by removing ours goes, and so does an event left with no group,
+ * and `hooks` left with no event. Each of our groups carries the host's matcher for its event, so
+ * that the host starts no process for a call whose answer and record cannot change (ADR 0026).
  *
  * @since 0.1.0
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as HookCommand from "./HookCommand.js"
 
 /**
  * Seconds the host waits for our hook; a hook that times out fails open in Claude Code and Codex.
@@ -52,20 +56,49 @@ export interface HostSettings {
   readonly events: ReadonlyArray<string>
   /** Seconds for events the host caps below {@link timeoutSeconds} (Codex: SessionEnd at 3). */
   readonly timeouts?: Readonly<Record<string, number>> | undefined
+  /** The matcher of an event's group (a regular expression on the tool name), where it has one. */
+  readonly matchers?: Readonly<Record<string, string>> | undefined
 }
+
+/**
+ * The command of our entry for each event: one text for all, or one per event.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Command = string | ((event: string) => string)
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /**
- * Whether a hook entry is ours: a command hook running `ratchet hook <host>`.
+ * A matcher for exactly the tools `names` (anchored, so that `Write` is not `TodoWrite`): the same
+ * regular expression to Claude Code (JavaScript) and Codex (Rust).
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const toolMatcher = (names: ReadonlyArray<string>): string => `^(?:${names.map(escape).join("|")})$`
+
+/**
+ * Whether `text` runs `ratchet hook <host>`: the program is ratchet (any path, quoted or not, or
+ * through npx), not a word in another program's arguments.
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const runsHook = (host: string, text: string): boolean =>
+  new RegExp(`^\\s*(?:npx\\s+(?:-y\\s+)?)?(?:"[^"]*/|'[^']*/|[^\\s"']*/)?["']?ratchet(?:\\.[cm]?js)?["']?\\s+hook\\s+${escape(host)}(?:\\s|$)`).test(text)
+
+/**
+ * Whether a hook entry is ours: a command hook running the launcher for `host`, or (as written
+ * before the launcher) `ratchet hook <host>` itself.
  *
  * @since 0.1.0
  * @category predicates
  */
 export const isOurs = (host: string, hook: unknown): boolean =>
   isObject(hook) && hook["type"] === "command" && typeof hook["command"] === "string" &&
-  // The command's program is ratchet (any path, quoted or not, or through npx), not a word in another program's arguments.
-  new RegExp(`^\\s*(?:npx\\s+(?:-y\\s+)?)?(?:"[^"]*/|'[^']*/|[^\\s"']*/)?["']?ratchet(?:\\.[cm]?js)?["']?\\s+hook\\s+${escape(host)}(?:\\s|$)`).test(hook["command"])
+  (HookCommand.runsLauncher(host, hook["command"]) || runsHook(host, hook["command"]))
 
 const invalid = (field: string, reason: string) =>
   Either.left(new SettingsError({ field, reason, fix: "Fix or move that part of the settings file by hand, then run the command again; nothing was written." }))
@@ -87,14 +120,15 @@ const hooksOf = (events: ReadonlyArray<string>, settings: Json): Either.Either<J
 }
 
 /**
- * `settings` with Ratchet's hooks for every event of `of`, running `command`; entries of
- * ours already there are replaced (so a changed command updates them), everything else kept in
- * place. Installing twice gives the same settings.
+ * `settings` with Ratchet's hooks for every event of `of`, running `command` (for that event),
+ * each in a group of its own with the event's matcher; entries of ours already there are replaced
+ * (so a changed command or matcher updates them, and an event no longer ours loses them),
+ * everything else kept in place. Installing twice gives the same settings.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const install = (of: HostSettings, settings: unknown, command: string): Either.Either<Json, SettingsError> => {
+export const install = (of: HostSettings, settings: unknown, command: Command): Either.Either<Json, SettingsError> => {
   if (settings !== undefined && !isObject(settings)) return invalid("(settings)", "must be a JSON object")
   const current = settings ?? {}
   return Either.map(hooksOf(of.events, current), (hooks) => {
@@ -102,7 +136,9 @@ export const install = (of: HostSettings, settings: unknown, command: string): E
     const next: Record<string, unknown> = { ...cleaned }
     for (const event of of.events) {
       const groups = Array.isArray(cleaned[event]) ? (cleaned[event] as ReadonlyArray<unknown>) : []
-      next[event] = [...groups, { hooks: [{ type: "command", command, timeout: of.timeouts?.[event] ?? timeoutSeconds }] }]
+      const matcher = of.matchers?.[event]
+      const hook = { type: "command", command: typeof command === "string" ? command : command(event), timeout: of.timeouts?.[event] ?? timeoutSeconds }
+      next[event] = [...groups, matcher === undefined ? { hooks: [hook] } : { matcher, hooks: [hook] }]
     }
     return { ...current, hooks: next }
   })
@@ -167,8 +203,11 @@ export const countOurs = (of: HostSettings, settings: unknown): number => {
  */
 export interface Bound {
   readonly events: ReadonlyArray<string>
+  readonly matchers: Readonly<Record<string, string>>
   readonly isOurs: (hook: unknown) => boolean
-  readonly install: (settings: unknown, command: string) => Either.Either<Json, SettingsError>
+  /** Whether `text` runs `ratchet hook <host>` (what a `--command` must run). */
+  readonly runsHook: (text: string) => boolean
+  readonly install: (settings: unknown, command: Command) => Either.Either<Json, SettingsError>
   readonly uninstall: (settings: unknown) => Either.Either<Json, SettingsError>
   readonly countOurs: (settings: unknown) => number
 }
@@ -181,7 +220,9 @@ export interface Bound {
  */
 export const make = (of: HostSettings): Bound => ({
   events: of.events,
+  matchers: of.matchers ?? {},
   isOurs: (hook) => isOurs(of.host, hook),
+  runsHook: (text) => runsHook(of.host, text),
   install: (settings, command) => install(of, settings, command),
   uninstall: (settings) => uninstall(of, settings),
   countOurs: (settings) => countOurs(of, settings)

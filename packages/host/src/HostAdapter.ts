@@ -71,6 +71,15 @@ export interface HostAdapter {
    * Closed (blocking) for tool calls, open (a warning) for everything else.
    */
   readonly failure: (event: string | null, problem: string) => Reply
+  /**
+   * For an adapter whose hooks are not installed on the end of every call (ADR 0030): whether the
+   * host's own record of the session (`StopRequested.transcript`) shows that a call of the main
+   * agent's current turn ran and ended without an error, which no hook then reported. Asked at
+   * the main agent's stop, and only when the worker's turn has no `toolUsed` yet. Never fails: a
+   * record that cannot be read, or is not as expected, tells nothing (false), since a turn record
+   * never changes an answer. An adapter whose hooks see every call's end leaves it out.
+   */
+  readonly callEndedInTurn?: (transcript: string) => Effect.Effect<boolean>
 }
 
 /**

@@ -87,9 +87,16 @@ export const HostEvent = Schema.Union(
   Schema.TaggedStruct("StreamReadCompleted", { session: Session }),
   /**
    * The agent wants to stop. `continuing` is the host saying this stop already follows a block
-   * by a stop hook (Claude Code's `stop_hook_active`): a second block would loop.
+   * by a stop hook (Claude Code's `stop_hook_active`): a second block would loop. `transcript` is
+   * where the host keeps its own record of the session (`transcript_path`), when it names one: an
+   * adapter may read it for what its hooks were not installed to see (ADR 0030).
    */
-  Schema.TaggedStruct("StopRequested", { session: Session, continuing: Schema.Boolean, subagent: Schema.Boolean }),
+  Schema.TaggedStruct("StopRequested", {
+    session: Session,
+    continuing: Schema.Boolean,
+    subagent: Schema.Boolean,
+    transcript: Schema.optionalWith(Schema.String, { exact: true })
+  }),
   /** An event Ratchet does not act on (a notification, a compaction), passed through. */
   Schema.TaggedStruct("Passthrough", { session: Session, name: Schema.String })
 )

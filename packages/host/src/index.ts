@@ -5,6 +5,11 @@
  */
 
 /**
+ * @since 0.4.0
+ */
+export * as AgentStream from "./AgentStream.js"
+
+/**
  * @since 0.1.0
  */
 export * as Guard from "./Guard.js"
@@ -18,6 +23,11 @@ export * as HostAdapter from "./HostAdapter.js"
  * @since 0.1.0
  */
 export * as HookPayload from "./HookPayload.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as HookCommand from "./HookCommand.js"
 
 /**
  * @since 0.1.0

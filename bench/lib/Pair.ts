@@ -40,6 +40,11 @@ export interface Pair {
   readonly targetText?: string | undefined
   /** How many events one operation writes (for the per-event column). */
   readonly eventsPerOperation: number
+  /**
+   * Untimed work before each timed call of a side, the warm-up's included: a pair whose operation
+   * changes what it works on (a recovery writes to the store it recovers) puts back a fresh copy here.
+   */
+  readonly reset?: ((side: "ours" | "raw") => Promise<void>) | undefined
 }
 
 /** A benchmark file's export: it prepares its pairs (opening stores, creating tables) or skips. */
@@ -109,17 +114,22 @@ const timed = async (side: Side, round: number, operations: number): Promise<Tim
 /** Runs a pair: one warm-up round, then `rounds` alternating rounds. */
 export const measure = async (pair: Pair, rounds: number): Promise<PairResult> => {
   const warmUp = Math.max(1, Math.floor(pair.operationsPerRound / 4))
-  await timed(pair.ours, -1, warmUp)
-  await timed(pair.raw, -1, warmUp)
+  // The pair's reset runs before the timer starts.
+  const side = async (which: "ours" | "raw", round: number, operations: number) => {
+    await pair.reset?.(which)
+    return timed(which === "ours" ? pair.ours : pair.raw, round, operations)
+  }
+  await side("ours", -1, warmUp)
+  await side("raw", -1, warmUp)
   const ours: Array<Timing> = []
   const raw: Array<Timing> = []
   for (let round = 0; round < rounds; round++) {
     if (round % 2 === 0) {
-      ours.push(await timed(pair.ours, round, pair.operationsPerRound))
-      raw.push(await timed(pair.raw, round, pair.operationsPerRound))
+      ours.push(await side("ours", round, pair.operationsPerRound))
+      raw.push(await side("raw", round, pair.operationsPerRound))
     } else {
-      raw.push(await timed(pair.raw, round, pair.operationsPerRound))
-      ours.push(await timed(pair.ours, round, pair.operationsPerRound))
+      raw.push(await side("raw", round, pair.operationsPerRound))
+      ours.push(await side("ours", round, pair.operationsPerRound))
     }
   }
   const oursMs = ours.map((timing) => timing.wallMs)

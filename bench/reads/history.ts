@@ -60,24 +60,39 @@ const must = <A, E extends { readonly message: string }>(either: Either.Either<A
     throw new Error(`the benchmark history is invalid: ${error.message}`)
   })
 
-let contract: {
+/**
+ * What a history's task is doing when it ends: `dead-runner`, a runner killed with SIGKILL in the
+ * middle of the command step (recovery's case); `awaiting-worker`, the run's command step done
+ * after its failed attempts and the plan's manual step open, awaiting the worker a host session
+ * becomes (the hook's worker path), its lease released.
+ */
+export type Ending = "dead-runner" | "awaiting-worker"
+
+/** The plan's manual step (the `awaiting-worker` histories' plan only). */
+export const manualStepId = "edit"
+
+interface Contract {
   readonly spec: Spec.Spec
   readonly plan: Plan.Plan
   readonly digests: { readonly specDigest: Digest.Digest; readonly planDigest: Digest.Digest }
-} | undefined
-const contractOf = () => {
-  if (contract !== undefined) return contract
+}
+const contracts = new Map<Ending, Contract>()
+const contractOf = (ending: Ending = "dead-runner"): Contract => {
+  const known = contracts.get(ending)
+  if (known !== undefined) return known
   const spec = must(Spec.decode({
     goal: "Keep the nightly build green",
     acceptanceCriteria: [{ id: "AC-001", outcome: "the build passes", required: true, verify: { command: "true" } }],
     execution: { allowedScope: ["src/**"] }
   }))
-  const plan = must(Plan.decode({
-    specDigest: Spec.digest(spec),
-    steps: [{ id: stepId, title: "Build", acRefs: ["AC-001"], run: { command: "true" } }]
-  }, spec))
-  contract = { spec, plan, digests: { specDigest: Spec.digest(spec), planDigest: Plan.digest(plan) } }
-  return contract
+  const steps: Array<unknown> = [{ id: stepId, title: "Build", acRefs: ["AC-001"], run: { command: "true" } }]
+  if (ending === "awaiting-worker") {
+    steps.push({ id: manualStepId, title: "Fix the build", acRefs: ["AC-001"], manual: { instructions: "Fix src/ so the build passes." } })
+  }
+  const plan = must(Plan.decode({ specDigest: Spec.digest(spec), steps }, spec))
+  const made = { spec, plan, digests: { specDigest: Spec.digest(spec), planDigest: Plan.digest(plan) } }
+  contracts.set(ending, made)
+  return made
 }
 
 let approverKey: Signing.TestKey | undefined
@@ -109,8 +124,8 @@ const runIdOf = (taskId: string) => `run-${taskId}`
  * The lifecycle prefix, decided by the kernel: two appends (the interview to the approved plan;
  * the lease, the run start and its checkpoint).
  */
-const prefix = (key: TaskKey, at: number): ReadonlyArray<Batch> => {
-  const { plan, spec } = contractOf()
+const prefix = (key: TaskKey, at: number, ending: Ending): ReadonlyArray<Batch> => {
+  const { plan, spec } = contractOf(ending)
   let aggregate: Task.Aggregate = Task.initial
   const decide = (command: Task.Command): ReadonlyArray<Event.Event> => {
     const events = must(Task.decide(command, aggregate))
@@ -171,9 +186,9 @@ const prefix = (key: TaskKey, at: number): ReadonlyArray<Batch> => {
   return [{ epoch: null, events: first }, { epoch: deadEpoch, events: second }]
 }
 
-/** The nine events of one failed attempt, as the runner appends them. */
-const attemptCycle = (key: TaskKey, attempt: number, at: number): ReadonlyArray<Event.Event> => {
-  const { digests } = contractOf()
+/** The nine events of one failed (or, with `succeeded`, successful) attempt, as the runner appends them. */
+const attemptCycle = (key: TaskKey, attempt: number, at: number, ending: Ending = "dead-runner", succeeded = false): ReadonlyArray<Event.Event> => {
+  const { digests } = contractOf(ending)
   const runId = runIdOf(key.taskId)
   const target = { runId, stepId, attempt }
   const intentId = `in-${attempt}`
@@ -183,10 +198,10 @@ const attemptCycle = (key: TaskKey, attempt: number, at: number): ReadonlyArray<
     Events.attemptTransitioned({ ...target, from: "Pending", to: "Running" }, meta),
     Events.intentRecorded(intentId, { ...target, description: "true" }, meta),
     Events.intentDispatched(intentId, meta),
-    Events.commandExited(intentId, target, { exitCode: 1 }, meta),
-    Events.intentResolved(intentId, "Failed", [], meta),
-    Events.attemptTransitioned({ ...target, from: "Running", to: "Failed" }, meta),
-    Events.boundaryRecorded(runId, digests, stepId, meta),
+    Events.commandExited(intentId, target, { exitCode: succeeded ? 0 : 1 }, meta),
+    Events.intentResolved(intentId, succeeded ? "Succeeded" : "Failed", [], meta),
+    Events.attemptTransitioned({ ...target, from: "Running", to: succeeded ? "Succeeded" : "Failed" }, meta),
+    Events.boundaryRecorded(runId, digests, succeeded ? manualStepId : stepId, meta),
     Events.checkpointRecorded("step", runId, meta)
   ]
 }
@@ -206,21 +221,42 @@ const openAttempt = (key: TaskKey, attempt: number, at: number): ReadonlyArray<E
 }
 
 /**
- * A history of exactly `length` events (at least the prefix and the open attempt), as appends of
- * at most {@link batchSize} events.
+ * How an `awaiting-worker` history ends, after its failed attempts: the command step's successful
+ * attempt (its boundary names the manual step next), the manual step's attempt opened (scheduled
+ * and running, no intent: its worker's calls open them), and the dead runner's lease released, as
+ * a runner that stopped at the manual step leaves it.
  */
-export const history = (key: TaskKey, length: number, at = 1_700_000_000_000): ReadonlyArray<Batch> => {
-  const start = prefix(key, at)
+const workerOpening = (key: TaskKey, attempt: number, at: number): ReadonlyArray<Event.Event> => {
+  const runId = runIdOf(key.taskId)
+  const meta = { at: at + attempt + 1 }
+  const target = { runId, stepId: manualStepId, attempt: 1 }
+  return [
+    ...attemptCycle(key, attempt, at, "awaiting-worker", true),
+    Events.attemptScheduled(runId, manualStepId, 1, meta),
+    Events.attemptTransitioned({ ...target, from: "Pending", to: "Running" }, meta),
+    Events.leaseReleased(deadEpoch, meta)
+  ]
+}
+
+/** The number of events after the filler that a history of `ending` ends with. */
+const endingLength = (ending: Ending): number => ending === "dead-runner" ? 4 : 12
+
+/**
+ * A history of exactly `length` events (at least the prefix and its ending), as appends of at
+ * most {@link batchSize} events.
+ */
+export const history = (key: TaskKey, length: number, at = 1_700_000_000_000, ending: Ending = "dead-runner"): ReadonlyArray<Batch> => {
+  const start = prefix(key, at, ending)
   const before = start.reduce((sum, batch) => sum + batch.events.length, 0)
-  const room = length - before - 4
+  const room = length - before - endingLength(ending)
   if (room < 0) throw new Error(`a history needs at least ${before + 4} events`)
   const cycles = Math.floor(room / 9)
   const padding = room - cycles * 9
   const filler: Array<Event.Event> = []
-  for (let attempt = 1; attempt <= cycles; attempt++) filler.push(...attemptCycle(key, attempt, at))
+  for (let attempt = 1; attempt <= cycles; attempt++) filler.push(...attemptCycle(key, attempt, at, ending))
   const last = { runId: runIdOf(key.taskId), stepId, attempt: Math.max(cycles, 1) }
   for (let i = 0; i < padding; i++) filler.push(Events.attemptNoted(last, `note ${i}`, { at }))
-  filler.push(...openAttempt(key, cycles + 1, at))
+  filler.push(...(ending === "dead-runner" ? openAttempt(key, cycles + 1, at) : workerOpening(key, cycles + 1, at)))
   const batches: Array<Batch> = [...start]
   for (let i = 0; i < filler.length; i += batchSize) batches.push({ epoch: deadEpoch, events: filler.slice(i, i + batchSize) })
   return batches
@@ -229,8 +265,11 @@ export const history = (key: TaskKey, length: number, at = 1_700_000_000_000): R
 /** Every event of a history, in order. */
 export const events = (key: TaskKey, length: number): ReadonlyArray<Event.Event> => history(key, length).flatMap((batch) => batch.events)
 
+/** A task of a store: its identity, its history's length and how it ends (`dead-runner` when not said). */
+export type StoredTask = TaskKey & { readonly length: number; readonly ending?: Ending }
+
 /** Writes `tasks`' histories into the SQLite store in `directory`, through `EventStore.append`. */
-export const writeStore = async (directory: string, tasks: ReadonlyArray<TaskKey & { readonly length: number }>): Promise<void> => {
+export const writeStore = async (directory: string, tasks: ReadonlyArray<StoredTask>): Promise<void> => {
   // NORMAL: the store is a fixture, rebuilt if a crash cut it short; the readers open it as usual.
   const runtime = ManagedRuntime.make(SqliteStore.layer({ directory, synchronous: "NORMAL" }))
   try {
@@ -238,7 +277,7 @@ export const writeStore = async (directory: string, tasks: ReadonlyArray<TaskKey
     for (const task of tasks) {
       let version = 0
       let operation = 0
-      for (const batch of history(task, task.length)) {
+      for (const batch of history(task, task.length, undefined, task.ending)) {
         const result = await runtime.runPromise(store.append({
           projectId: task.projectId,
           streamId: task.taskId,
@@ -284,7 +323,7 @@ export const cacheRoot = (): string => path.join(os.tmpdir(), "ratchet-bench-his
  */
 export const cachedStore = async (
   name: string,
-  tasks: ReadonlyArray<TaskKey & { readonly length: number }>
+  tasks: ReadonlyArray<StoredTask>
 ): Promise<{ readonly directory: string; readonly builtMs: number | null }> => {
   const key = crypto.createHash("sha256")
     .update(JSON.stringify({ name, historyVersion, tasks, batchSize, schema: Migrations.latestVersion, sources: sourceDigest() }))

@@ -20,6 +20,10 @@
  *
  * Pairs:
  * - `recovery/K=1` and `recovery/K=4`: long histories against short ones, same K; target ≤ 1.2×;
+ * - `recovery/K=1-10^6`: one task of 10⁶ events against one of 10²; target ≤ 1.2×. A project per
+ *   operation would take a store of (rounds + 1) × 10⁶ events, so this pair keeps one store of the
+ *   two tasks and copies it afresh, with its two checkouts (each keeps the store's high-water mark),
+ *   before every operation (untimed, the pair's `reset`);
  * - `recovery/K=16-vs-K=1`: K = 16 against K = 1, short histories: how the time grows with K
  *   (informational).
  */
@@ -34,6 +38,14 @@ import { buildBundles, project, runnerBin, writeProjectFile } from "../reads/wor
 
 const shortLength = 100
 const longLength = 10_000
+const millionLength = 1_000_000
+
+/** The 10⁶ pair: its two tasks, each a project of its own, in a store of their own. */
+const million = {
+  id: "recovery/K=1-10^6",
+  long: { projectId: "bench-recovery-million-long", taskId: "t-million-long", length: millionLength },
+  short: { projectId: "bench-recovery-million-short", taskId: "t-million-short", length: shortLength }
+} as const
 
 /** Recorded rounds as `bench/run.ts` reads them, plus its warm-up round: one project each. */
 const slots = Math.max(5, Number.parseInt(process.env["BENCH_ROUNDS"] ?? "7", 10) || 7) + 1
@@ -76,7 +88,8 @@ const sides = pairSpecs.flatMap((spec) => [spec.ours, spec.raw])
 export const suite: Suite = {
   name: "Recovery",
   prepare: async (): Promise<Prepared | Skipped> => {
-    if (!wanted(pairSpecs.map((spec) => spec.id))) return { _tag: "Skipped", reason: "no pair of this suite matches the filter" }
+    const withMillion = wanted([million.id])
+    if (!wanted(pairSpecs.map((spec) => spec.id)) && !withMillion) return { _tag: "Skipped", reason: "no pair of this suite matches the filter" }
     const env = cleanEnv()
     await buildBundles(env, ["runner"])
     const tasks = sides.flatMap((side) => Array.from({ length: slots }, (_, slot) => tasksOf(side, slot)).flat())
@@ -107,21 +120,66 @@ export const suite: Suite = {
         queues.set(side.name, repos)
       }
 
-      const runnerEnv: NodeJS.ProcessEnv = { ...env, RATCHET_HOME: home }
+      /** One runner process in `repo` over the store in `storeHome`: it must recover and block `k` tasks. */
+      const recoverIn = async (repo: string, storeHome: string, k: number) => {
+        const ran = await run({ file: process.execPath, args: [runnerBin, "--any", "--takeover-expired", "--json", "-C", repo], cwd: repo, env: { ...env, RATCHET_HOME: storeHome } })
+        const result = JSON.parse(ran.stdout.trim().split("\n").at(-1) ?? "null") as { outcomes?: ReadonlyArray<{ state: string }> } | null
+        const blocked = result?.outcomes?.filter((outcome) => outcome.state === "BLOCKED").length ?? 0
+        if (ran.code !== 3 || blocked !== k) {
+          throw new Error(`the runner was expected to recover and block ${k} task(s) (exit 3); it exited ${ran.code} with ${blocked}\n${ran.stdout.slice(-1500)}\n${ran.stderr.slice(-1500)}`)
+        }
+      }
       const recoverSide = (side: Side) => async (_round: number, operations: number) => {
         for (let i = 0; i < operations; i++) {
           const repo = queues.get(side.name)!.shift()
           if (repo === undefined) throw new Error(`no project left for ${side.name}: more operations than the ${slots} prepared`)
-          const ran = await run({ file: process.execPath, args: [runnerBin, "--any", "--takeover-expired", "--json", "-C", repo], cwd: repo, env: runnerEnv })
-          const result = JSON.parse(ran.stdout.trim().split("\n").at(-1) ?? "null") as { outcomes?: ReadonlyArray<{ state: string }> } | null
-          const blocked = result?.outcomes?.filter((outcome) => outcome.state === "BLOCKED").length ?? 0
-          if (ran.code !== 3 || blocked !== side.k) {
-            throw new Error(`the runner was expected to recover and block ${side.k} task(s) (exit 3); it exited ${ran.code} with ${blocked}\n${ran.stdout.slice(-1500)}\n${ran.stderr.slice(-1500)}`)
-          }
+          await recoverIn(repo, home, side.k)
         }
       }
 
-      const pairs: ReadonlyArray<Pair> = pairSpecs.map((spec) => ({
+      const millionPairs: Array<Pair> = []
+      let millionFact: string | null = null
+      if (withMillion) {
+        const store = await cachedStore("recovery-million", [million.long, million.short])
+        const millionHome = path.join(root, "million-home")
+        // A checkout keeps the store's high-water mark (ADR 0023): each operation gets a pristine
+        // copy of its checkout with the fresh store, or the runner would refuse a store gone back.
+        const repoOf = (task: { readonly projectId: string }) => {
+          const pristine = path.join(root, "pristine", task.projectId)
+          fs.cpSync(template, pristine, { recursive: true })
+          writeProjectFile(pristine, task.projectId)
+          return { pristine, repo: path.join(root, "repos", task.projectId) }
+        }
+        const longRepo = repoOf(million.long)
+        const shortRepo = repoOf(million.short)
+        millionFact = `${millionLength + shortLength} events, 2 tasks, copied afresh before every operation; ${
+          store.builtMs === null ? "built earlier (cached)" : `built now in ${(store.builtMs / 1000).toFixed(0)} s`
+        }`
+        const once = (repo: string) => async (_round: number, operations: number) => {
+          if (operations !== 1) throw new Error(`${million.id} runs one operation per round (its reset restores the store once per round)`)
+          await recoverIn(repo, millionHome, 1)
+        }
+        millionPairs.push({
+          id: million.id,
+          operation: `a runner recovers 1 task of ${millionLength} events left by a killed runner, one process`,
+          ours: once(longRepo.repo),
+          raw: once(shortRepo.repo),
+          baseline: "short history",
+          operationsPerRound: 1,
+          eventsPerOperation: 1,
+          target: 1.2,
+          reset: async () => {
+            fs.rmSync(millionHome, { recursive: true, force: true })
+            copyStore(store.directory, millionHome)
+            for (const { pristine, repo } of [longRepo, shortRepo]) {
+              fs.rmSync(repo, { recursive: true, force: true })
+              fs.cpSync(pristine, repo, { recursive: true })
+            }
+          }
+        })
+      }
+
+      const pairs: ReadonlyArray<Pair> = [...pairSpecs.map((spec): Pair => ({
         id: spec.id,
         operation: `a runner recovers ${spec.ours.k} task(s) of ${spec.ours.length} events left by a killed runner, one process`,
         ours: recoverSide(spec.ours),
@@ -131,13 +189,14 @@ export const suite: Suite = {
         eventsPerOperation: spec.ours.k,
         target: spec.target,
         targetText: spec.targetText
-      }))
+      })), ...millionPairs]
       const facts: Record<string, string> = {
         "store": `${events} events, ${tasks.length} tasks in ${sides.length * slots} projects; ${
           built.builtMs === null ? "built earlier (cached)" : `built now in ${(built.builtMs / 1000).toFixed(0)} s`
         }`,
         "histories": `short ${shortLength} events per task, long ${longLength}`,
-        "per operation": "one project (K tasks) per operation; the µs/event column is per recovered task"
+        "per operation": "one project (K tasks) per operation; the µs/event column is per recovered task",
+        ...(millionFact === null ? {} : { "10^6 store": millionFact })
       }
       return { _tag: "Prepared", pairs, facts, close }
     } catch (error) {

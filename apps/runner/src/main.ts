@@ -13,11 +13,13 @@
  */
 import { parseArgs } from "node:util"
 import * as CheckoutLock from "@ratchet/controller/CheckoutLock"
+import * as Colour from "@ratchet/controller/Colour"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Invoker from "@ratchet/controller/Invoker"
 import * as Runnable from "@ratchet/controller/Runnable"
 import * as Runner from "@ratchet/controller/Runner"
 import * as RunRequest from "@ratchet/controller/RunRequest"
+import * as Tracing from "@ratchet/controller/Tracing"
 import * as Workspace from "@ratchet/controller/Workspace"
 import type * as Event from "@ratchet/kernel/Event"
 import * as Cause from "effect/Cause"
@@ -31,7 +33,7 @@ import * as Wiring from "./Wiring.js"
 
 const exitCodeOf: Record<ControllerError.ExitClass, number> = { unexpected: 1, invalid: 2, hold: 3, conflict: 4 }
 
-const usage = "Usage: ratchet-runner <task> [--takeover] [--json] [-C <dir>]\n       ratchet-runner --any [--takeover-expired] [--json] [-C <dir>]"
+const usage = "Usage: ratchet-runner <task> [--takeover] [--json] [--no-color] [-C <dir>]\n       ratchet-runner --any [--takeover-expired] [--json] [--no-color] [-C <dir>]"
 
 /** The fault point named by `RATCHET_FAULT` (null when unset), or why it names none. */
 const faultPoint = (): { readonly point: Runner.FaultPoint | null } | { readonly invalid: string } => {
@@ -89,6 +91,7 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
         "takeover-expired": { type: "boolean" },
         json: { type: "boolean" },
         cwd: { type: "string", short: "C" },
+        "no-color": { type: "boolean" },
         help: { type: "boolean", short: "h" }
       }
     })
@@ -111,7 +114,7 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   if ("invalid" in faultSetting) return failWith(2, { _tag: "UsageError", message: faultSetting.invalid })
   const fault = faultSetting.point
   const home = Wiring.home()
-  const sink = json ? Progress.ndjson(process.stdout) : Progress.human(process.stderr, process.stderr.isTTY === true && process.env["NO_COLOR"] === undefined)
+  const sink = json ? Progress.ndjson(process.stdout) : Progress.human(process.stderr, Colour.forStream(process.stderr, parsed.values["no-color"] === true))
   // The runner acts for whoever started it (RATCHET_ACTOR or the login name): that identity is a
   // worker of the run, so it cannot verify it (ADR 0012).
   const invoker = Invoker.parse(process.env["RATCHET_ACTOR"])
@@ -165,7 +168,7 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
         const settled = new Set<string>()
         const busy = new Set<string>()
         while (interrupts === 0) {
-          const { ready, held } = yield* Runner.runnable(parsed.values["takeover-expired"] === true)
+          const { ready, held } = yield* Runnable.ready(parsed.values["takeover-expired"] === true)
           const next = ready.find((entry) => !settled.has(entry.taskId) && !busy.has(entry.taskId))
           if (next === undefined) {
             // Another runner's lease may expire (its runner died): wait for it when asked to take
@@ -199,7 +202,12 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     return Effect.provide(Effect.scoped(Effect.zipRight(lock, work)), Wiring.services(project))
   })
 
-  const exit = await Effect.runPromiseExit(program)
+  // The runner's span joins the trace of the `ratchet run` that started it (TRACEPARENT); spans
+  // are exported only when the OTEL_* variables ask for it, and flushed for at most 3 s at exit.
+  const traced = Tracing.root("ratchet-runner", { "ratchet.any": any, ...(taskId === undefined ? {} : { "ratchet.task": taskId }) }, program).pipe(
+    Effect.provide(Tracing.layer("ratchet-runner", { shutdown: Duration.seconds(3) }))
+  )
+  const exit = await Effect.runPromiseExit(traced)
   process.off("SIGINT", onInterrupt)
   process.off("SIGTERM", onInterrupt)
   if (Exit.isSuccess(exit)) {

@@ -161,6 +161,11 @@ describe("ratchet-runner: outside a Ratchet project", { timeout: 120_000 }, () =
     expect(result.stderr).toContain("ratchet init")
   })
 
+  it("--no-color is an option (ratchet run passes it on): the run goes on to find no project", async () => {
+    refused(await runner(["t-1", "--no-color"]), "No Ratchet project")
+    refused(await runner(["--no-color", "--any"], { FORCE_COLOR: "1" }), "No Ratchet project")
+  })
+
   it("--any: exit 2, not a Ratchet project", async () => {
     refused(await runner(["--any"]), "No Ratchet project")
     refused(await runner(["--any", "--takeover-expired"]), "No Ratchet project")

@@ -67,6 +67,9 @@ const holder = (file: string, takeover: boolean): number | null => {
   const process_ = stat(pid)
   // The number was given to another process since the runner that wrote it ended.
   if (match[3] !== undefined && process_ !== null && process_.startTicks !== match[3]) return null
+  // A zombie (killed, not yet reaped by its parent, as a loaded machine leaves it for a while) has
+  // ended: it holds nothing, though its number and start time still match.
+  if (process_ !== null && (process_.state === "Z" || process_.state === "X")) return null
   const state = takeover ? process_?.state : undefined
   return state === "T" || state === "t" ? null : pid
 }

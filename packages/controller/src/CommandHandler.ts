@@ -25,6 +25,7 @@ import type * as Task from "@ratchet/kernel/Task"
 import * as Owner from "@ratchet/lease/Owner"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
+import * as StoreSpan from "@ratchet/storage/StoreSpan"
 import type { StorageError } from "@ratchet/storage/StorageError"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -41,7 +42,8 @@ export const maxAttempts = 5
 
 /**
  * A stream as a command is decided against it: its task summary (null before the task exists)
- * and, when the command needs it, its run's attempts and intents on the branch.
+ * and, when the command needs it, its run's attempts and intents on the branch (every one, or the
+ * current run's frontier: see {@link RunRows}).
  *
  * @since 0.2.0
  * @category models
@@ -96,8 +98,8 @@ export interface Request<E, R> {
   readonly branch: string
   /** The epoch the caller writes under, or null (no lease may be held then). */
   readonly epoch: number | null
-  /** Load the run's attempts and intents for the decision (a run command needs them). */
-  readonly withRun?: boolean | undefined
+  /** Which attempts and intents the decision reads (see {@link RunRows}); none when omitted. */
+  readonly withRun?: RunRows | undefined
   /**
    * The stream as the caller last saw it (an earlier write's `after`): the first decision is taken
    * against it without a read. It is only a guess: the append still carries its version, and a
@@ -125,16 +127,33 @@ const conflictOf = (taskId: string, presented: number | null, lease: ReadModel.L
   })
 
 /**
+ * Which of a branch's attempts and intents a decision reads: none (`false`), every one (`true`),
+ * or only the frontier of the task's current run (`"frontier"`, `ReadModel.runFrontier`): what
+ * the run's commands are decided against (the kernel's `Progress` and `Run.decide` look no further),
+ * read by index, so its cost grows with the run's steps and not with every attempt ever made. The
+ * runner reads the frontier; a use case that must see earlier runs reads every row.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type RunRows = boolean | "frontier"
+
+/**
  * Reads the stream's state on `branch`.
  *
  * @since 0.2.0
  * @category constructors
  */
-export const read = (projectId: string, streamId: string, branch: string, withRun: boolean) =>
+export const read = (projectId: string, streamId: string, branch: string, withRun: RunRows) =>
   Effect.gen(function*() {
     const models = yield* ReadModel.ReadModels
     const summary = yield* models.taskSummary(streamId, branch)
-    const run: Run.State = withRun ? yield* models.snapshot(streamId, branch) : Run.initial
+    const runId = summary?.task.run?.runId
+    const run: Run.State = withRun === "frontier"
+      ? runId === undefined ? Run.initial : yield* models.runFrontier(streamId, runId, branch)
+      : withRun
+      ? yield* models.snapshot(streamId, branch)
+      : Run.initial
     return { projectId, streamId, branch, summary, run } satisfies Read
   })
 
@@ -150,7 +169,7 @@ export const handle = <E, R>(request: Request<E, R>): Effect.Effect<Handled, Han
     const models = yield* ReadModel.ReadModels
     const { branch, epoch, projectId, streamId } = request
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      const before = attempt === 1 && request.known !== undefined ? request.known : yield* read(projectId, streamId, branch, request.withRun === true)
+      const before = attempt === 1 && request.known !== undefined ? request.known : yield* read(projectId, streamId, branch, request.withRun ?? false)
       if (before.summary !== null && epoch === null) {
         const lease = yield* models.lease(projectId, streamId)
         if (lease !== null && lease.held) return yield* conflictOf(streamId, null, lease, lease.epoch, true, request.describeHolder)
@@ -174,6 +193,10 @@ export const handle = <E, R>(request: Request<E, R>): Effect.Effect<Handled, Han
         operationId: `op-${crypto.randomUUID()}`,
         events
       }).pipe(
+        Effect.tap((result) => Effect.annotateCurrentSpan({ "ratchet.lsn.first": result.firstLsn, "ratchet.lsn.last": result.lastLsn, "ratchet.replayed": result.replayed })),
+        Effect.withSpan(StoreSpan.name, {
+          attributes: { "ratchet.stream": streamId, "ratchet.branch": branch, "ratchet.events": events.length, "ratchet.expected_version": version, "ratchet.try": attempt }
+        }),
         Effect.map((result) => Either.right(result)),
         Effect.catchTag("@ratchet/storage/VersionConflict", () => Effect.succeed(Either.left("moved" as const))),
         Effect.catchTag("@ratchet/storage/StaleEpoch", (stale) =>
@@ -196,7 +219,7 @@ export const handle = <E, R>(request: Request<E, R>): Effect.Effect<Handled, Han
         after: {
           ...before,
           summary: { projectId, streamId, branch, version: result.version, lastLsn: result.lastLsn, task: done },
-          run: request.withRun === true || request.known !== undefined ? after.run : Run.initial
+          run: (request.withRun !== undefined && request.withRun !== false) || request.known !== undefined ? after.run : Run.initial
         }
       } satisfies Handled
     }

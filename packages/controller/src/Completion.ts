@@ -84,11 +84,16 @@ const staleEvidence = (task: Task.Task, episode: Episode.Episode) =>
  * @since 0.1.0
  * @category constructors
  */
-export const complete = (options: {
+export const complete = (options: CompleteOptions) =>
+  Effect.withSpan(completeIn(options), "ratchet.complete", { attributes: { "ratchet.task": options.taskId } })
+
+interface CompleteOptions {
   readonly taskId: string
   readonly invocation: Controller.Invocation
   readonly fault?: (point: FaultPoint) => Effect.Effect<void>
-}) =>
+}
+
+const completeIn = (options: CompleteOptions) =>
   Effect.gen(function*() {
     const project = yield* Project
     const models = yield* ReadModel.ReadModels

@@ -87,10 +87,11 @@ const unverifiedOf = (task: Task.Task, branch: string, root: string) =>
 const awaitingOf = (task: Task.Task, branch: string) =>
   Effect.gen(function*() {
     if (task.state !== "RUNNING" || task.plan === null || task.run === null) return null
-    const runId = task.run.runId
-    const snapshot = yield* (yield* ReadModel.ReadModels).snapshot(task.taskId, branch)
-    const attempts = [...snapshot.attempts.values()].filter((row) => row.runId === runId)
-    const intents = [...snapshot.intents.values()].filter((row) => row.runId === runId)
+    // The run's frontier, read by index: a hook runs on every tool call, and the branch's every
+    // attempt and intent grow with the task's history (issue 19).
+    const frontier = yield* (yield* ReadModel.ReadModels).runFrontier(task.taskId, task.run.runId, branch)
+    const attempts = [...frontier.attempts.values()]
+    const intents = [...frontier.intents.values()]
     const awaiting = Progress.awaitingWorker(task.plan.plan, attempts, intents)
     if (awaiting === null) return null
     const row = attempts.find((candidate) => candidate.stepId === awaiting.step.id && candidate.attempt === awaiting.attempt)

@@ -304,8 +304,16 @@ const step = (item: Plan.Step, position: number): string => {
   lines.push(`- Covers: ${item.acRefs.length === 0 ? "no acceptance criterion" : item.acRefs.map(code).join(", ")}`)
   if (item.run !== undefined) lines.push(command("Run", item.run.command))
   if (item.manual !== undefined) lines.push(`- Manual: ${indent(item.manual.instructions, "  ")}`)
+  if (item.agent !== undefined) {
+    lines.push(`- Agent: ${code(item.agent.host)}${item.agent.model === undefined ? "" : `, model ${code(item.agent.model)}`}${
+      item.agent.maxTurns === undefined ? "" : `, at most ${item.agent.maxTurns} turns`
+    }`)
+    lines.push(`- Prompt: ${indent(item.agent.prompt, "  ")}`)
+  }
   lines.push(`- Needs: ${item.needs === undefined || item.needs.length === 0 ? "nothing" : item.needs.map(code).join(", ")}`)
-  lines.push(`- Timeout: ${item.timeoutSeconds === undefined ? "none set" : `${item.timeoutSeconds} s`}`)
+  // An agent step's timeout is part of its agent (the step-level one is refused there).
+  const timeout = item.agent?.timeoutSeconds ?? item.timeoutSeconds
+  lines.push(`- Timeout: ${timeout === undefined ? "none set" : `${timeout} s`}`)
   if (item.idempotent !== undefined) lines.push(`- Idempotent: ${yesNo(item.idempotent)}`)
   if (item.probe !== undefined) lines.push(command("Probe", item.probe.command))
   if (item.state !== undefined) lines.push(`- State: ${code(item.state)}`)

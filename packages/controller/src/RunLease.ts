@@ -93,7 +93,7 @@ export const take = (input: {
         streamId: taskId,
         branch,
         epoch,
-        withRun: true,
+        withRun: "frontier",
         known: first,
         decide: (read, at) =>
           read.summary?.version !== first.summary.version

@@ -3,9 +3,17 @@
  * step of the plan with its attempts, how each ended (exit code, duration, the paths it changed,
  * notes from recovery or from the worker), and the open blocker. Deterministic for a given log.
  *
+ * The report lists the attempts of the run's last {@link listedBoundaries} step boundaries (two per
+ * step of the plan, at least ten: every attempt of a run without many retries), plus each step's
+ * latest attempt: it reads the run's events from the earliest of those boundaries on, found by
+ * index, so a runner that blocks or stops after a long run reads a part of its log bounded by the
+ * plan, not all of it. A step with earlier attempts says how many are left out and where the whole
+ * log is (`ratchet log`).
+ *
  * @since 0.1.0
  */
 import type * as Event from "@ratchet/kernel/Event"
+import * as Plan from "@ratchet/kernel/Plan"
 import type * as Task from "@ratchet/kernel/Task"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
@@ -31,6 +39,34 @@ export const runEvents = (taskId: string, runId: string, branch?: string) =>
   })
 
 /**
+ * How many of the run's latest step boundaries `run.md` lists the attempts of, for a plan of
+ * `steps` steps: two per step, at least ten.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const listedBoundaries = (steps: number): number => Math.max(10, 2 * steps)
+
+/**
+ * The stored events of run `runId` of `taskId` (on `branch`, main by default) from its
+ * `boundaries`-th latest step boundary on (from its run-start checkpoint when it has fewer): each
+ * boundary is found by index, not by reading the branch's checkpoints.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const recentRunEvents = (taskId: string, runId: string, boundaries: number, branch?: string) =>
+  Effect.gen(function*() {
+    const models = yield* ReadModel.ReadModels
+    const store = yield* EventStore.EventStore
+    const recent = yield* models.checkpoints(taskId, branch, { runId, kind: "step", last: boundaries })
+    const from = recent.length === boundaries && recent[0] !== undefined
+      ? recent[0].lsn
+      : (yield* models.checkpoints(taskId, branch, { runId, kind: "run_start", last: 1 }))[0]?.lsn ?? 0
+    return Chunk.toReadonlyArray(yield* Stream.runCollect(store.read({ streamId: taskId, branch, fromLsn: from })))
+  })
+
+/**
  * One attempt as the report shows it.
  *
  * @since 0.1.0
@@ -45,14 +81,21 @@ export interface AttemptLine {
 }
 
 /**
- * The run's attempts folded from its events, in the order they were scheduled.
+ * The run's attempts folded from its events, in the order they were scheduled. `known` are attempt
+ * rows the events may begin after (a part of the run's log): each is listed with its stored state,
+ * and what the events say about it is added.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const attemptsOf = (events: ReadonlyArray<EventStore.StoredEvent>, runId: string): ReadonlyArray<AttemptLine> => {
+export const attemptsOf = (
+  events: ReadonlyArray<EventStore.StoredEvent>,
+  runId: string,
+  known: ReadonlyArray<{ readonly stepId: string; readonly attempt: number; readonly state: string }> = []
+): ReadonlyArray<AttemptLine> => {
   const lines = new Map<string, { stepId: string; attempt: number; state: string; exit: AttemptLine["exit"]; notes: Array<string> }>()
   const keyOf = (stepId: string, attempt: number) => `${stepId}#${attempt}`
+  for (const row of known) lines.set(keyOf(row.stepId, row.attempt), { stepId: row.stepId, attempt: row.attempt, state: row.state, exit: null, notes: [] })
   for (const { event } of events) {
     switch (event._tag) {
       case "AttemptScheduled":
@@ -82,6 +125,21 @@ export const attemptsOf = (events: ReadonlyArray<EventStore.StoredEvent>, runId:
 
 const cell = (text: string) => Projection.visible(text).replace(/\|/g, "\\|").replace(/[\r\n]+/g, " ")
 
+/** How the step's work is done, on one line. */
+const workOf = (step: Plan.Step): string => {
+  const kind = Plan.kindOf(step)
+  switch (kind) {
+    case "command":
+      return `Command: \`${cell(step.run?.command ?? "")}\``
+    case "manual":
+      return `Manual: ${cell(step.manual?.instructions ?? "")}`
+    case "agent":
+      return `Agent (${step.agent?.host ?? ""}${step.agent?.model === undefined ? "" : `, ${cell(step.agent.model)}`}): ${
+        cell(step.agent?.prompt ?? "")
+      }`
+  }
+}
+
 const ending = (line: AttemptLine): string => {
   const exit = line.exit
   if (exit === null) return ""
@@ -99,7 +157,11 @@ export const render = (task: Task.Task, branch?: string) =>
   Effect.gen(function*() {
     if (task.run === null || task.plan === null) return null
     const run = task.run
-    const attempts = attemptsOf(yield* runEvents(task.taskId, run.runId, branch), run.runId)
+    // The latest attempt of each step (and any open one) is listed even when it began before the
+    // events read: a manual step's attempt opens before its boundary.
+    const frontier = yield* (yield* ReadModel.ReadModels).runFrontier(task.taskId, run.runId, branch)
+    const listed = listedBoundaries(task.plan.plan.steps.length)
+    const attempts = attemptsOf(yield* recentRunEvents(task.taskId, run.runId, listed, branch), run.runId, [...frontier.attempts.values()])
     const out: Array<string> = [
       Projection.header,
       `# Run ${run.runId} — ${cell(task.goal)}`,
@@ -111,11 +173,18 @@ export const render = (task: Task.Task, branch?: string) =>
       ""
     ]
     for (const step of task.plan.plan.steps) {
-      const own = attempts.filter((line) => line.stepId === step.id)
+      const own = attempts.filter((line) => line.stepId === step.id).sort((a, b) => a.attempt - b.attempt)
       const last = own.at(-1)
       out.push(`## ${step.id} — ${cell(step.title)}: ${last === undefined ? "not started" : last.state}`, "")
-      out.push(step.run !== undefined ? `Command: \`${cell(step.run.command)}\`` : `Manual: ${cell(step.manual?.instructions ?? "")}`, "")
+      out.push(workOf(step), "")
       if (own.length === 0) continue
+      const earliest = own[0]?.attempt ?? 1
+      if (earliest > 1) {
+        out.push(
+          `Attempts 1–${earliest - 1} are not listed (this report lists the run's last ${listed} step boundaries); \`ratchet log ${task.taskId}\` shows every event.`,
+          ""
+        )
+      }
       out.push("| attempt | state | ended | changed paths | notes |", "|---|---|---|---|---|")
       for (const line of own) {
         const changed = line.exit === null ? "" : line.exit.changedPaths.slice(0, 20).join(", ") + (line.exit.changedPaths.length > 20 ? ", …" : "")

@@ -27,6 +27,7 @@ import * as RunRequest from "./RunRequest.js"
 import * as Scope from "./Scope.js"
 import * as StepProcess from "./StepProcess.js"
 import * as StepScope from "./StepScope.js"
+import * as Tracing from "./Tracing.js"
 import * as WorkTree from "./WorkTree.js"
 
 /** How often a long step reports that it is still running (elapsed time). */
@@ -105,12 +106,14 @@ export const execute = (
       command,
       cwd: context.root,
       timeoutMs: step.timeoutSeconds === undefined ? null : step.timeoutSeconds * 1000,
-      env: StepProcess.environment({ taskId: context.taskId, stepId: step.id, attempt }),
+      // A step that traces itself joins its attempt's span (TRACEPARENT), not the command's.
+      env: yield* Tracing.childEnv(StepProcess.environment({ taskId: context.taskId, stepId: step.id, attempt })),
       directory: context.outputDir,
       name: intentId,
       onOutput: context.onOutput
     })
     input.started()
+    yield* Tracing.event("child.started", { "ratchet.intent": intentId })
     // While the child runs, a cancel from another terminal (or a lost lease) stops it.
     let cancelled: RunRequest.Request | null = null
     const startedAt = yield* Clock.currentTimeMillis
@@ -139,6 +142,12 @@ export const execute = (
       Effect.onInterrupt(() => Effect.sync(() => child.cancel()))
     )
     input.exited()
+    yield* Tracing.event("child.exited", {
+      "ratchet.intent": intentId,
+      "process.exit.code": ended.exitCode ?? -1,
+      "ratchet.timed_out": ended.timedOut === true,
+      "ratchet.duration_ms": ended.durationMs
+    })
     // The command's end is known now and must be recorded whatever fails next: a work tree that
     // cannot be read blocks the task (its scope cannot be checked), and output that cannot be
     // stored keeps its tail inline.

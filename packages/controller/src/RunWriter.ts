@@ -65,7 +65,8 @@ export const make = (input: {
         streamId: input.taskId,
         branch: input.branch,
         epoch: input.epoch,
-        withRun: true,
+        // A stream that moved is read again as the run reads it at its start: its frontier.
+        withRun: "frontier",
         known,
         decide: (read, at) => {
           const decided = decide(read, at)

@@ -8,10 +8,19 @@
  * `run_start`) checks it first, so a refusal reaches the caller rather than a detached runner's log
  * where nobody would read it. The runner still passes the run-start gate itself.
  *
+ * A plan with an agent step is refused before the run takes the lease (`unsupportedStep`): this
+ * runner does not start headless agents yet (ADR 0034), and an agent step must never be skipped
+ * silently or mistaken for a manual step that waits for a person.
+ *
  * @since 0.2.0
  */
+import * as Plan from "@ratchet/kernel/Plan"
 import * as Task from "@ratchet/kernel/Task"
+import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as Effect from "effect/Effect"
+import { Project } from "./Controller.js"
+import * as ControllerError from "./ControllerError.js"
+import * as TaskBranch from "./TaskBranch.js"
 import type * as TaskView from "./TaskView.js"
 
 /**
@@ -84,3 +93,60 @@ export const isBusy = (error: { readonly _tag: string }): boolean =>
   error._tag === "@ratchet/lease/LeaseHeld" || error._tag === "@ratchet/lease/TakeoverTooEarly" ||
   error._tag === "@ratchet/lease/LeaseContention" || error._tag === "@ratchet/lease/LeaseLost" ||
   error._tag === "@ratchet/storage/StaleEpoch" || error._tag === "@ratchet/storage/VersionConflict"
+
+/**
+ * The refusal of the first step of `plan` that this runner cannot run, or null when it can run
+ * them all (see {@link agentStepRefused}).
+ *
+ * @since 0.4.0
+ * @category guards
+ */
+export const unsupportedStep = (taskId: string, plan: Plan.Plan | null): ControllerError.InvalidRequest | null => {
+  const index = plan?.steps.findIndex((step) => Plan.kindOf(step) === "agent") ?? -1
+  const step = index < 0 ? undefined : plan?.steps[index]
+  return step === undefined ? null : agentStepRefused(taskId, step, index)
+}
+
+/**
+ * The refusal of agent step `step` (at `index` in its plan): it needs a runner that starts its
+ * host headless (ADR 0034), so nothing is run and nothing is written, and the task stays where it
+ * is.
+ *
+ * @since 0.4.0
+ * @category guards
+ */
+export const agentStepRefused = (taskId: string, step: Plan.Step, index: number): ControllerError.InvalidRequest =>
+  new ControllerError.InvalidRequest({
+    field: `plan.steps[${index}].agent (step "${step.id}")`,
+    reason: `step "${step.id}" of task ${taskId} is an agent step (host ${
+      step.agent?.host ?? "unknown"
+    }), and this runner cannot start a headless agent yet; nothing was run.`,
+    fix:
+      `To run the plan now, make the step manual (the agent works in a host session and "ratchet step done ${taskId} ${step.id}" ends it) or a command: ratchet reopen ${taskId} --reason "agent step not runnable yet", then propose and approve the changed plan.`
+  })
+
+/**
+ * The project's tasks a runner could take now: PLAN_APPROVED or RUNNING, with a lease that is free
+ * (or expired, when `takeoverExpired`), oldest first; and whether some runnable task is held by a
+ * live runner (worth waiting for when taking over expired leases).
+ *
+ * @since 0.4.0 (was `Runner.runnable`)
+ * @category constructors
+ */
+export const ready = (takeoverExpired: boolean) =>
+  Effect.gen(function*() {
+    const project = yield* Project
+    const leases = yield* LeaseManager.LeaseManager
+    const summaries = yield* TaskBranch.summaries(project.project.projectId)
+    const ready: Array<{ readonly taskId: string; readonly takeover: boolean }> = []
+    let held = 0
+    for (const summary of [...summaries].reverse()) {
+      const state = summary.task.state
+      if (state !== "PLAN_APPROVED" && state !== "RUNNING") continue
+      const observed = yield* leases.observe({ projectId: project.project.projectId, taskId: summary.streamId })
+      if (observed.status === "free") ready.push({ taskId: summary.streamId, takeover: false })
+      else if (observed.status === "expired" && takeoverExpired) ready.push({ taskId: summary.streamId, takeover: true })
+      else if (observed.holder?.host === "runner") held += 1
+    }
+    return { ready, held }
+  })

@@ -195,6 +195,11 @@ interface Started {
 export const run = (
   options: Options
 ): Effect.Effect<Outcome, RunError, Project | EventStore.EventStore | ReadModel.ReadModels | BlobStore.BlobStore | LeaseManager.LeaseManager> =>
+  Effect.withSpan(runScoped(options), "ratchet.run", { attributes: { "ratchet.task": options.taskId, "ratchet.takeover": options.takeover } })
+
+const runScoped = (
+  options: Options
+): Effect.Effect<Outcome, RunError, Project | EventStore.EventStore | ReadModel.ReadModels | BlobStore.BlobStore | LeaseManager.LeaseManager> =>
   Effect.scoped(Effect.gen(function*() {
     const project = yield* Project
     const store = yield* EventStore.EventStore
@@ -210,13 +215,18 @@ export const run = (
     // Where step commands write their output (and pid files) on this machine.
     const outputDir = path.join(options.home, "output")
 
-    const first = yield* CommandHandler.read(projectId, taskId, branch, true)
+    // The run's frontier, not every attempt and intent of the branch: a start after a crash reads
+    // what recovery and the next step need, whatever the length of the task's history.
+    const first = yield* CommandHandler.read(projectId, taskId, branch, "frontier")
     if (first.summary === null || first.summary.projectId !== projectId) return yield* new ControllerError.TaskNotFound({ taskId, projectId })
     const firstTask = first.summary.task
     const startState = firstTask.state
     // A dead runner's lease on a task it left VERIFYING, BLOCKED or PAUSED is taken over to hand it on (ADR 0022).
     const observedLease = yield* LeaseManager.LeaseManager.pipe(Effect.flatMap((leases) => leases.observe({ projectId, taskId, branch })))
     yield* Runnable.admit(startState, Task.isTerminal(startState), options.takeover, observedLease.status, Task.nextStep(firstTask), observedLease.holder?.host)
+    // A step this runner cannot run is refused before the lease is taken, never skipped.
+    const unsupported = Runnable.unsupportedStep(taskId, firstTask.plan?.plan ?? null)
+    if (unsupported !== null) return yield* unsupported
 
     // ---- the lease ------------------------------------------------------------------------------
     const held = yield* RunLease.take({
@@ -243,7 +253,7 @@ export const run = (
       taskId,
       branch,
       epoch,
-      initial: held.initial ?? (yield* CommandHandler.read(projectId, taskId, branch, true)),
+      initial: held.initial ?? (yield* CommandHandler.read(projectId, taskId, branch, "frontier")),
       lost
     })
     const taskNow = () => writer.current().summary?.task ?? firstTask
@@ -365,6 +375,7 @@ export const run = (
       const begun = yield* runOf(taskNow())
       const runId = begun.run.runId
       progress({ type: "run", taskId, runId, steps: begun.plan.steps.length, started, epoch })
+      yield* Effect.annotateCurrentSpan({ "ratchet.run": runId, "ratchet.epoch": epoch, "ratchet.started": started })
       if (taskNow().state === "RUNNING") {
         yield* RunRecovery.recover({
           root,
@@ -433,8 +444,9 @@ export const run = (
             // last thing written already is one (a manual step's worker, for one, wrote after it).
             const lastLsn = writer.current().summary?.lastLsn ?? 0
             if (boundaryLsn !== lastLsn) {
-              const checkpoints = yield* models.checkpoints(taskId, branch)
-              const stored = checkpoints.filter((row) => row.kind === "step" && row.runId === runId).reduce((max, row) => Math.max(max, row.lsn), 0)
+              // The run's latest step boundary alone (an index seek), not every checkpoint of the branch.
+              const latest = yield* models.checkpoints(taskId, branch, { runId, kind: "step", last: 1 })
+              const stored = latest[0]?.lsn ?? 0
               if (stored !== lastLsn) {
                 const settled = yield* writer.write(({ summary }, at) => boundaryOf(summary?.task ?? task, tree, null, at))
                 boundaryLsn = settled.appended?.lastLsn ?? null
@@ -447,6 +459,8 @@ export const run = (
             return outcome(entered.task, "verifying", `Every step is done; the task is VERIFYING. Next, verify its acceptance criteria as someone other than the worker (ratchet verify ${taskId}), then complete it (ratchet done ${taskId}).`)
           }
           const { index, status, step } = found
+          // Refused before the run started; checked again so that no agent step ever opens as manual.
+          if (step.agent !== undefined) return yield* Runnable.agentStepRefused(taskId, step, index)
           if (status._tag === "Unsettled") {
             return outcome(task, "blocked", `Step ${step.id} awaits a decision: ratchet unblock ${taskId} --resolve ${step.id} succeeded|failed`)
           }
@@ -495,7 +509,15 @@ export const run = (
           before: tree,
           started: () => fault("child-started"),
           exited: () => fault("child-exited")
-        })
+        }).pipe(Effect.withSpan("ratchet.attempt", {
+          attributes: {
+            "ratchet.task": taskId,
+            "ratchet.run": runId,
+            "ratchet.step": current.step.id,
+            "ratchet.attempt": current.attempt,
+            "ratchet.intent": current.intentId
+          }
+        }))
         const after = ran.after
         let following: ReturnType<typeof startOf> | null = null
         const finished = yield* writer.write((read, at) => {
@@ -565,29 +587,3 @@ export const run = (
 
     return yield* Effect.raceFirst(loop, Deferred.await(lost))
   }))
-
-/**
- * The project's tasks a runner could take now: PLAN_APPROVED or RUNNING, with a lease that is free
- * (or expired, when `takeoverExpired`), oldest first; and whether some runnable task is held by a
- * live runner (worth waiting for when taking over expired leases).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const runnable = (takeoverExpired: boolean) =>
-  Effect.gen(function*() {
-    const project = yield* Project
-    const leases = yield* LeaseManager.LeaseManager
-    const summaries = yield* TaskBranch.summaries(project.project.projectId)
-    const ready: Array<{ readonly taskId: string; readonly takeover: boolean }> = []
-    let held = 0
-    for (const summary of [...summaries].reverse()) {
-      const state = summary.task.state
-      if (state !== "PLAN_APPROVED" && state !== "RUNNING") continue
-      const observed = yield* leases.observe({ projectId: project.project.projectId, taskId: summary.streamId })
-      if (observed.status === "free") ready.push({ taskId: summary.streamId, takeover: false })
-      else if (observed.status === "expired" && takeoverExpired) ready.push({ taskId: summary.streamId, takeover: true })
-      else if (observed.holder?.host === "runner") held += 1
-    }
-    return { ready, held }
-  })

@@ -8,6 +8,7 @@
  *
  * @since 0.2.0
  */
+import * as Plan from "@ratchet/kernel/Plan"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as Chunk from "effect/Chunk"
@@ -16,6 +17,7 @@ import * as Stream from "effect/Stream"
 import { Controller, Project } from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Projection from "./Projection.js"
+import * as Runnable from "./Runnable.js"
 import * as RunReport from "./RunReport.js"
 import type * as TaskView from "./TaskView.js"
 import * as TaskBranch from "./TaskBranch.js"
@@ -37,6 +39,21 @@ export const taskOf = (taskId: string) =>
     const summary = yield* models.taskSummary(taskId, branch)
     if (summary === null || summary.projectId !== projectId) return yield* new ControllerError.TaskNotFound({ taskId, projectId })
     return { task: summary.task, branch }
+  })
+
+/**
+ * Refuses a task whose plan has a step this runner cannot run (an agent step, ADR 0034), as
+ * `Runnable.unsupportedStep` names it; succeeds otherwise, also when the task has no plan yet. A
+ * transport that starts a runner in the background checks it first, with `Runnable.check`, so
+ * the refusal reaches its caller rather than the detached runner's log.
+ *
+ * @since 0.4.0
+ * @category guards
+ */
+export const runnableSteps = (taskId: string) =>
+  Effect.flatMap(taskOf(taskId), ({ task }) => {
+    const refused = Runnable.unsupportedStep(taskId, task.plan?.plan ?? null)
+    return refused === null ? Effect.void : Effect.fail(refused)
   })
 
 /**
@@ -96,7 +113,7 @@ export const logPage = (taskId: string, options: { readonly afterLsn?: number | 
 export interface StepCheck {
   readonly stepId: string
   readonly title: string
-  readonly kind: "command" | "manual"
+  readonly kind: Plan.StepKind
   readonly status: string
   readonly attempts: ReadonlyArray<{
     readonly attempt: number
@@ -148,7 +165,7 @@ export const runCheck = (taskId: string) =>
       return {
         stepId: step.id,
         title: step.title,
-        kind: step.run !== undefined ? "command" : "manual",
+        kind: Plan.kindOf(step),
         status: own.at(-1)?.state ?? "not started",
         attempts: own.map((line) => ({
           attempt: line.attempt,

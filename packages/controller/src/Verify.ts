@@ -178,6 +178,9 @@ const revise = (
  * @category constructors
  */
 export const verify = (options: Options) =>
+  Effect.withSpan(verifyIn(options), "ratchet.verify", { attributes: { "ratchet.task": options.taskId } })
+
+const verifyIn = (options: Options) =>
   Effect.gen(function*() {
     const project = yield* Project
     const blobs = yield* BlobStore.BlobStore

@@ -5,7 +5,8 @@
  * A workspace is a checkout, not a folder: a clone or a git worktree is a new workspace, a renamed
  * or moved folder is not. So the workspace id lives in the checkout's own git directory
  * (`git rev-parse --absolute-git-dir`: `.git` for a clone, `.git/worktrees/<name>` for a linked
- * worktree), which a clone does not copy, a worktree does not share and a rename carries along.
+ * worktree; read from `.git` itself where that answers as git would, GitDir), which a clone does
+ * not copy, a worktree does not share and a rename carries along.
  * Outside git it lives in `.ratchet/local/`, which `.ratchet/.gitignore` keeps out of commits; a
  * copied folder is then the same workspace, since nothing tells the copy apart.
  *
@@ -24,6 +25,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as GitDir from "./GitDir.js"
 import * as ProjectFile from "./ProjectFile.js"
 import { gitEnvironment } from "./internal/gitEnvironment.js"
 
@@ -135,6 +137,17 @@ const gitOf = (cwd: string): Effect.Effect<{ readonly top: string; readonly gitD
   })
 
 /**
+ * This checkout's git directory when the project's `root` is in a git work tree, else `null`: read
+ * from `root/.git` when that answers as git would (GitDir), so most commands start no git
+ * process; else from `git rev-parse`.
+ */
+const gitDirOf = (root: string): Effect.Effect<string | null> =>
+  Effect.suspend(() => {
+    const read = GitDir.atRoot(root)
+    return read !== undefined ? Effect.succeed(read) : Effect.map(gitOf(root), (git) => git?.gitDir ?? null)
+  })
+
+/**
  * Creates `file` with `content` unless it exists, atomically: written aside, flushed, then linked
  * into place. Returns the file's content afterwards (ours, or the one another process linked first).
  */
@@ -225,9 +238,9 @@ export const make: Service = {
       if (root === null) return yield* new ProjectNotInitialised({ from: path.resolve(from) })
       const projectFile = path.join(root, ".ratchet", "project.json")
       const project = yield* readProject(projectFile)
-      const git = yield* gitOf(root)
-      const workspaceId = yield* workspaceIdOf(root, git?.gitDir ?? null)
-      return { root, projectFile, project, workspaceId, git: git !== null, localDir: localDirOf(root, git?.gitDir ?? null) }
+      const gitDir = yield* gitDirOf(root)
+      const workspaceId = yield* workspaceIdOf(root, gitDir)
+      return { root, projectFile, project, workspaceId, git: gitDir !== null, localDir: localDirOf(root, gitDir) }
     }),
   init: (from, options = {}) =>
     Effect.gen(function*() {

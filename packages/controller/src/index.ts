@@ -17,6 +17,8 @@ export * as ApproverKey from "./ApproverKey.js"
 export * as CheckoutLock from "./CheckoutLock.js"
 /** @since 0.1.0 */
 export * as Completion from "./Completion.js"
+/** @since 0.3.0 */
+export * as Colour from "./Colour.js"
 /** @since 0.1.0 */
 export * as ContractFile from "./ContractFile.js"
 /** @since 0.1.0 */
@@ -29,6 +31,8 @@ export * as Documents from "./Documents.js"
 export * as Episode from "./Episode.js"
 /** @since 0.1.0 */
 export * as Explain from "./Explain.js"
+/** @since 0.3.0 */
+export * as GitDir from "./GitDir.js"
 /** @since 0.1.0 */
 export * as HostSession from "./HostSession.js"
 /** @since 0.1.0 */

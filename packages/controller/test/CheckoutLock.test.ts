@@ -75,6 +75,25 @@ describe("CheckoutLock", () => {
     }
   })
 
+  // A SIGKILLed runner stays a zombie until its parent reaps it; on a loaded machine the next
+  // runner can look before that, and must not wait on a process that has ended.
+  it("is taken from a holder that has ended but is not yet reaped (a zombie)", async () => {
+    const home = tempDir()
+    const root = tempDir()
+    // The shell's background child exits at once; the shell, replaced by sleep, never reaps it.
+    const parent = spawn("/bin/sh", ["-c", "sleep 0 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] })
+    try {
+      const zombie = Number((await new Promise<string>((resolve) => parent.stdout.once("data", (chunk: Buffer) => resolve(chunk.toString())))).trim())
+      const stateOf = () => fs.readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1]?.[0]
+      while (stateOf() !== "Z") await new Promise((resolve) => setTimeout(resolve, 20))
+      fs.mkdirSync(path.join(home, "run"), { recursive: true })
+      fs.writeFileSync(lockFile(home, root), `${zombie} ${boot()} ${startTicks(zombie)}`)
+      expect(Exit.isSuccess(await holdOnce(home, root))).toBe(true)
+    } finally {
+      parent.kill("SIGKILL")
+    }
+  })
+
   it("refuses to run unlocked when the lock cannot be written, naming the file, the reason and the fix", async () => {
     const home = path.join(tempDir(), "home-is-a-file")
     fs.writeFileSync(home, "")

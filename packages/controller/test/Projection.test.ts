@@ -278,6 +278,24 @@ At most 2 successor attempts.
     expect(text["spec.md"]).toContain("- Approved: not approved\n")
   })
 
+  it("renders an agent step's host, model, limits and prompt, and its timeout from the agent", () => {
+    const withAgent = Either.getOrThrow(Plan.decode({
+      specDigest,
+      steps: [
+        {
+          id: "build",
+          title: "Build the flag",
+          acRefs: ["AC-001", "AC-002"],
+          agent: { host: "codex", prompt: "Add the flag.\nTest it.", model: "gpt-5-codex", maxTurns: 30, timeoutSeconds: 900 }
+        }
+      ]
+    }, spec))
+    const text = Projection.render(drive([{ _tag: "ProposePlan", actor: agent, at: 13, plan: withAgent }], task))["plan.md"]
+    expect(text).toContain(
+      "- Covers: `AC-001`, `AC-002`\n- Agent: `codex`, model `gpt-5-codex`, at most 30 turns\n- Prompt: Add the flag.\n  Test it.\n- Needs: nothing\n- Timeout: 900 s\n"
+    )
+  })
+
   it("keeps backticks and line breaks of commands and texts inside their code spans and list items", () => {
     const tricky = Either.getOrThrow(Spec.decode({
       goal: "Quote `things`",

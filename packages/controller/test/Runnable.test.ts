@@ -5,6 +5,8 @@
  * written by hand.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as Plan from "@ratchet/kernel/Plan"
+import * as Spec from "@ratchet/kernel/Spec"
 import type * as Task from "@ratchet/kernel/Task"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -55,5 +57,30 @@ describe("Runnable.admit", () => {
       expect(result.left.reason).toContain(words)
       expect(result.left.action).toBe("the next step")
     }
+  })
+})
+
+describe("Runnable.unsupportedStep", () => {
+  const spec: Spec.Spec = { goal: "g", acceptanceCriteria: [{ id: "AC-001", outcome: "o", required: true }] }
+  const planOf = (...steps: ReadonlyArray<Record<string, unknown>>) =>
+    Either.getOrThrow(Plan.decode({ specDigest: Spec.digest(spec), steps }, spec))
+  const command = { id: "prepare", title: "Prepare", acRefs: ["AC-001"], run: { command: "make" } }
+  const manual = { id: "review", title: "Review", acRefs: [], manual: { instructions: "read it" } }
+  const agentStep = { id: "impl", title: "Implement", acRefs: [], agent: { host: "claude-code", prompt: "do it" } }
+
+  it("lets a plan of commands and manual steps run, and a task without a plan", () => {
+    expect(Runnable.unsupportedStep("t-1", planOf(command, manual))).toBeNull()
+    expect(Runnable.unsupportedStep("t-1", null)).toBeNull()
+  })
+
+  it("refuses the first agent step by field, reason and fix, wherever it stands", () => {
+    const refused = Runnable.unsupportedStep("t-1", planOf(command, manual, agentStep, { ...agentStep, id: "impl-2" }))
+    expect(refused?._tag).toBe("@ratchet/controller/InvalidRequest")
+    expect(refused?.field).toBe(`plan.steps[2].agent (step "impl")`)
+    expect(refused?.reason).toBe(
+      `step "impl" of task t-1 is an agent step (host claude-code), and this runner cannot start a headless agent yet; nothing was run.`
+    )
+    expect(refused?.fix).toContain(`ratchet reopen t-1`)
+    expect(refused?.fix).toContain(`ratchet step done t-1 impl`)
   })
 })

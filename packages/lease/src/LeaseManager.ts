@@ -349,8 +349,8 @@ export const make = (
     /** The last checkpoint, checked against the log up to `head`; `null` when there is none. */
     const verifyCheckpoint = (key: Key, head: EventStore.Head) =>
       Effect.gen(function*() {
-        const checkpoints = yield* models.checkpoints(key.taskId, branchOf(key))
-        const last = checkpoints.at(-1)
+        // The last one alone (a seek from the end of the branch's checkpoints, however many steps it took).
+        const last = (yield* models.checkpoints(key.taskId, branchOf(key), { last: 1 })).at(-1)
         if (last === undefined) return null
         const mismatch = (detail: string) =>
           new LeaseError.CheckpointMismatch({ projectId: key.projectId, taskId: key.taskId, lsn: last.lsn, detail })

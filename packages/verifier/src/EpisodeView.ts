@@ -121,7 +121,7 @@ export const StepView = Schema.Struct({
   stepId: Text,
   title: Text,
   acRefs: Schema.Array(Text),
-  /** The command line, or the manual instructions: the step's prompt. */
+  /** The command line, the manual instructions or the agent's prompt: the step's prompt. */
   instruction: Text,
   manual: Schema.Boolean
 })
@@ -388,7 +388,7 @@ export const build = (input: {
       stepId: step.id,
       title: step.title,
       acRefs: [...step.acRefs],
-      instruction: step.run?.command ?? step.manual?.instructions ?? "",
+      instruction: step.run?.command ?? step.manual?.instructions ?? step.agent?.prompt ?? "",
       manual: step.manual !== undefined
     })),
     attempts: ordered.map((attempt) => ({ ...attempt, intents: attempt.intents.map((intent) => ({ ...intent })), notes: [...attempt.notes] })),

@@ -23,13 +23,13 @@ import * as UseCase from "./UseCase.js"
  * @category constructors
  */
 export const make = (kit: UseCase.Kit) => {
-  const { write, runRows } = kit
+  const { write, frontierRows } = kit
 
   /** The manual step awaiting its worker in the current run, with its open attempt, or null. */
   const awaitingOf = (task: Task.Task) =>
     task.state !== "RUNNING" || task.plan === null || task.run === null
       ? Effect.succeed(null)
-      : Effect.map(runRows(task), ({ attempts, intents }) => {
+      : Effect.map(frontierRows(task), ({ attempts, intents }) => {
         const awaiting = Progress.awaitingWorker((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents)
         if (awaiting === null) return null
         const row = attempts.find((candidate) => candidate.stepId === awaiting.step.id && candidate.attempt === awaiting.attempt)
@@ -69,7 +69,7 @@ export const make = (kit: UseCase.Kit) => {
         const written = yield* write(taskId, invocation, (aggregate, at) =>
           Effect.map(
             aggregate._tag === "Task" && aggregate.run !== null
-              ? runRows(aggregate)
+              ? frontierRows(aggregate)
               : Effect.succeed({ attempts: [] as ReadonlyArray<ReadModel.AttemptRow>, intents: [] as ReadonlyArray<ReadModel.IntentRow> }),
             ({ attempts, intents }): ReadonlyArray<Event.Event> => {
               // Unknown (not a step's work), already resolved, or its attempt already decided by

@@ -54,7 +54,7 @@ export const make = (kit: UseCase.Kit) => {
               return yield* new ControllerError.InvalidRequest({
                 field: "step",
                 reason: step.manual === undefined
-                  ? `step ${step.id} runs a command; the runner records its end, not a person.`
+                  ? `step ${step.id} ${step.agent === undefined ? "runs a command" : "is an agent step"}; the runner records its end, not a person.`
                   : `step ${step.id} has no attempt awaiting its worker (it is ${status._tag}).`,
                 fix: `Start or continue the run with: ratchet run ${taskId}`
               })

@@ -10,7 +10,8 @@
  * - `summaryOf` and `viewOf` read a task of this project on its current branch (`TaskNotFound`
  *   for another project's or none).
  * - `authority`, `receipt` and `requireSigned` are the signed receipts of person-only acts.
- * - `runRows` and what is built on it read the current run's attempts and intents.
+ * - `runRows` and what is built on it read the current run's attempts and intents; `frontierRows`
+ *   its frontier only (the hook's worker path).
  *
  * @since 0.2.0
  * @internal
@@ -236,6 +237,20 @@ const make_ = (
       }
     })
 
+  /**
+   * The current run's frontier (`ReadModel.runFrontier`): its steps' latest attempts, its open
+   * attempts with every intent of theirs, and the other attempts' open or settling intents. What a
+   * host session's hook reads on every tool call, so its cost grows with the run's steps and not
+   * with every attempt the task ever made.
+   */
+  const frontierRows = (task: Task.Task) =>
+    task.run === null
+      ? Effect.succeed({ attempts: [] as ReadonlyArray<ReadModel.AttemptRow>, intents: [] as ReadonlyArray<ReadModel.IntentRow> })
+      : Effect.gen(function*() {
+        const frontier = yield* models.runFrontier(task.taskId, (task.run as NonNullable<Task.Task["run"]>).runId, yield* branchOf(task.taskId))
+        return { attempts: [...frontier.attempts.values()], intents: [...frontier.intents.values()] }
+      })
+
   /** The current run's step whose outcome awaits a person, or null. */
   const unsettledStepOf = (task: Task.Task) =>
     task.plan === null || task.run === null
@@ -326,6 +341,7 @@ const make_ = (
     runEventsOf,
     streamEventsOf,
     runRows,
+    frontierRows,
     unsettledStepOf,
     sessionLeaseOf,
     underSessionLease,

@@ -5,11 +5,12 @@
  *   node tools/new-host-adapter.mjs <name> [--title "<Host name>"] [--root <repository>]
  *
  * `<name>` is the host as users type it (`ratchet hook <name>`): lowercase letters, digits and
- * dashes. It writes `packages/host-<name>/` — package.json, tsconfigs, vitest config, README,
- * pack-smoke, `src/<Name>.ts` (a working adapter for a host that sends Claude Code-shaped JSON
+ * dashes. It writes `packages/host-<name>/` — package.json (with the repository, homepage and
+ * keywords of the new package), tsconfigs, vitest config, README, LICENSE, pack-smoke,
+ * `src/<Name>.ts` (a working adapter for a host that sends Claude Code-shaped JSON
  * payloads: `hook_event_name`, `session_id`, `cwd`, `tool_name`, `tool_input`, decoded through
  * `@ratchet/host`'s `HookPayload`), `src/index.ts`, one fixture per event it acts on, and
- * `test/HostKit.test.ts` running `@ratchet/testkit`'s `HostKit` against them — and places the
+ * `test/HostKit.test.ts` running `@ratchet/testkit/vitest`'s `HostKit` against them — and places the
  * package in the layer table (`tools/eslint/layers.js`) and `tools/pack-expectations.json`.
  *
  * The scaffold passes the kit as generated; the work left is the host's own: replace the fixtures
@@ -79,6 +80,9 @@ const sibling = (file) => fs.readFileSync(path.join(root, "packages", "host-clau
 const manifest = JSON.parse(sibling("package.json"))
 manifest.name = packageName
 manifest.description = `Ratchet's ${title} adapter: ${title}'s hook payloads decoded into host events and the guard's decisions in its hook protocol.`
+manifest.keywords = ["ratchet", "ai-agents", name, "hooks", "guard", "effect"]
+manifest.homepage = `https://github.com/ratchet-dev/ratchet/tree/main/packages/host-${name}#readme`
+manifest.repository = { ...manifest.repository, directory: `packages/host-${name}` }
 manifest.scripts["pack-check"] = `node ../../tools/pack-check.mjs packages/host-${name}`
 
 /** @type {Record<string, string>} */
@@ -87,17 +91,34 @@ const files = {
   "tsconfig.json": sibling("tsconfig.json"),
   "tsconfig.build.json": sibling("tsconfig.build.json"),
   "vitest.config.ts": sibling("vitest.config.ts"),
+  "LICENSE": sibling("LICENSE"),
   "README.md": `# ${packageName}
 
-The ${title} adapter for Ratchet: \`ratchet hook ${name}\` reads one hook payload on standard input.
+The ${title} adapter for [Ratchet](https://github.com/ratchet-dev/ratchet#readme): \`ratchet hook ${name}\`
+reads one hook payload on standard input.
+
+\`\`\`sh
+npm install ${packageName} @ratchet/host effect
+\`\`\`
 
 - \`${pascal}.decode\` — a payload as a typed \`HostEvent\`.
 - \`${pascal}.reply\` — the guard's decision in ${title}'s protocol.
 - \`${pascal}.failure\` — closed (blocking) for tool calls, open (a warning) elsewhere.
 
+\`\`\`ts
+import { Guard } from "@ratchet/host"
+import { ${pascal} } from "${packageName}"
+import * as Effect from "effect/Effect"
+
+const payload = JSON.stringify({ hook_event_name: "Stop", session_id: "s-1", cwd: "/home/dev/project", stop_hook_active: false })
+const answer = ${pascal}.decode(payload).pipe(
+  Effect.map((event) => ${pascal}.reply(event, event._tag === "StopRequested" ? Guard.stop(null, false) : { _tag: "Allow" }))
+)
+\`\`\`
+
 The fixtures in \`test/fixtures/\` must be ${title}'s documented payloads, field for field; the
-host kit (\`@ratchet/testkit\`'s \`HostKit\`) runs against them in \`test/HostKit.test.ts\`.
-See docs/guides/writing-an-adapter.md.
+host kit (\`@ratchet/testkit/vitest\`'s \`HostKit\`) runs against them in \`test/HostKit.test.ts\`.
+See [writing an adapter](https://github.com/ratchet-dev/ratchet/blob/main/docs/guides/writing-an-adapter.md).
 `,
   "pack-smoke.mjs": `/**
  * Packaging smoke test for \`${packageName}\`: the entry point resolves to the built \`dist/\` and a
@@ -214,7 +235,7 @@ export const failure = (event: string | null, problem: string): HostAdapter.Repl
 export const adapter: HostAdapter.HostAdapter = { name, canAsk: false, decode, reply, failure }
 `,
   "test/HostKit.test.ts": `/** The host adapter test kit of @ratchet/testkit, run against this adapter and its fixtures. */
-import { HostKit } from "@ratchet/testkit"
+import { HostKit } from "@ratchet/testkit/vitest"
 import * as path from "node:path"
 import * as ${pascal} from "../src/${pascal}.js"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * Packaging check: does the package a user installs from npm work, and does it drag in only the
- * dependencies we mean it to?
+ * Packaging check: does the package a user installs from npm work, does it drag in only the
+ * dependencies we mean it to, and do the packaging linters find nothing wrong with its tarball?
  *
  * Usage: `node tools/pack-check.mjs <packageDir>` (relative to the repository root), after the
  * package and the `@ratchet/*` packages it depends on are built — the nx `pack-check` target
@@ -9,30 +9,40 @@
  *
  * 1. `npm pack` the package into a temporary directory, and with it every `@ratchet/*` package it
  *    depends on at runtime (`dependencies` and `peerDependencies`, transitively), each from its
- *    workspace directory `packages/<name without the scope>`: they are not on the registry, so a
+ *    workspace directory (found through the root `workspaces`): they are not on the registry, so a
  *    user gets them as tarballs published alongside. Check every file list: it must hold
- *    `package.json`, `dist/index.js` and `dist/index.d.ts`, and no tests, test or mutation
- *    configuration, reports or `*.tsbuildinfo`.
- * 2. Install all the tarballs together into an empty temporary project, the way a user would, with
+ *    `package.json`, a `LICENSE`, a `README.md` and every file the manifest's entry points name
+ *    (`exports`, with a wildcard target matching at least one file, `main`, `types`, `bin`; see
+ *    tools/pack-entries.mjs), and no tests, test or mutation configuration, reports or
+ *    `*.tsbuildinfo`.
+ * 2. Lint the package's own tarball with publint (every message, suggestions included, is a
+ *    problem) and, when anything can import it, with `@arethetypeswrong/cli` under the `esm-only`
+ *    profile, over every subpath it exports (wildcards expanded over the tarball's files, since
+ *    attw does not expand them). ADR 0025 says why that profile.
+ * 3. Install all the tarballs together into an empty temporary project, the way a user would, with
  *    the registry peer dependencies of every one of them (`effect`, `@effect/sql`, …) named
  *    explicitly at the exact versions the package pins in its `devDependencies` — npm's automatic
- *    peer install is not something to rely on when the packages come from tarballs. Check that
- *    every `@ratchet/*` package in that project came from one of the tarballs, and that the
- *    installed manifest's runtime dependencies (`dependencies`, `peerDependencies`,
+ *    peer install is not something to rely on when the packages come from tarballs. Optional peers
+ *    (`peerDependenciesMeta`) are left out, so the smoke script proves the package works without
+ *    them. Check that every `@ratchet/*` package in that project came from one of the tarballs, and
+ *    that the installed manifest's runtime dependencies (`dependencies`, `peerDependencies`,
  *    `optionalDependencies`) are exactly the set listed for the package in
  *    `tools/pack-expectations.json`.
- * 3. Run the package's smoke script, `<packageDir>/pack-smoke.mjs`, inside that project. It
+ * 4. Run the package's smoke script, `<packageDir>/pack-smoke.mjs`, inside that project. It
  *    imports the package by name and exits non-zero when the package does not behave.
  *
- * Prints one line, `pack-check <name>@<version>: ok — …` or `… FAILED — <every problem>`, exits
- * 0 or 1, and removes its temporary directories either way. Network access to the npm registry
- * is needed for the packages' own dependencies (`--prefer-offline` uses the npm cache first).
+ * Prints one line, `pack-check <name>@<version>: ok — …`, or `pack-check <name>@<version>: FAILED`
+ * followed by one indented line per problem; exits 0 or 1, and removes its temporary directories
+ * either way. Network access to the npm registry is needed for the packages' own dependencies
+ * (`--prefer-offline` uses the npm cache first).
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { entryProblems, importableSubpaths, namedFiles } from "./pack-entries.mjs"
+import { attwFindings, attwProfile, publintProblems } from "./pack-lint.mjs"
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const expectationsFile = path.join(repoRoot, "tools", "pack-expectations.json")
@@ -47,9 +57,7 @@ const forbidden = [
   { pattern: /(^|\/)pack-smoke\.mjs$/, what: "the packaging smoke script" }
 ]
 
-const required = ["package.json", "dist/index.js", "dist/index.d.ts"]
-
-/** The workspace's own packages: never on the registry, so they are packed from `packages/<name without the scope>`. */
+/** The workspace's own packages: never on the registry, so they are packed from their workspace directories. */
 const scope = "@ratchet/"
 
 /** An exact version, the only kind of pin that makes the consumer reproducible. */
@@ -62,6 +70,11 @@ const exactVersion = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/
  * @property {Record<string, string>} [dependencies]
  * @property {Record<string, string>} [peerDependencies]
  * @property {Record<string, string>} [devDependencies]
+ * @property {Record<string, { optional?: boolean }>} [peerDependenciesMeta]
+ * @property {unknown} [exports]
+ * @property {unknown} [main]
+ * @property {unknown} [types]
+ * @property {unknown} [bin]
  */
 
 /** @typedef {{ dir: string, manifest: Manifest }} Workspace */
@@ -107,15 +120,38 @@ const workspaceDependencies = (pkg) =>
  * The problems in a tarball's file list; `whose` names the tarball in them.
  *
  * @param {string} whose
+ * @param {Manifest} pkg
  * @param {string[]} files
  */
-const fileProblems = (whose, files) => [
-  ...required.filter((file) => !files.includes(file)).map((file) => `${whose} lacks ${file}`),
+const fileProblems = (whose, pkg, files) => [
+  ...entryProblems(pkg, files).map((problem) => `${whose} ${problem}`),
   ...files.flatMap((file) => {
     const match = forbidden.find(({ pattern }) => pattern.test(file))
     return match === undefined ? [] : [`${whose} ships ${match.what}: ${file} (exclude it in package.json "files")`]
   })
 ]
+
+/**
+ * The workspace directory of every package, by name, from the root manifest's `workspaces`.
+ *
+ * @returns {Map<string, string>}
+ */
+const workspaceDirs = () => {
+  /** @type {{ workspaces?: string[] }} */
+  const root = readJson(path.join(repoRoot, "package.json"))
+  /** @type {Map<string, string>} */
+  const dirs = new Map()
+  for (const pattern of root.workspaces ?? []) {
+    const candidates = pattern.endsWith("/*")
+      ? fs.readdirSync(path.join(repoRoot, pattern.slice(0, -2))).map((dir) => path.join(repoRoot, pattern.slice(0, -2), dir))
+      : [path.join(repoRoot, pattern)]
+    for (const dir of candidates) {
+      const file = path.join(dir, "package.json")
+      if (fs.existsSync(file)) dirs.set(readJson(file).name, dir)
+    }
+  }
+  return dirs
+}
 
 /**
  * Every installed copy of a `@ratchet/*` package at or below `nodeModules`.
@@ -139,13 +175,14 @@ const ratchetCopies = (nodeModules, found = []) => {
 }
 
 /**
- * Print the failure line and set a failing exit code; the caller still cleans up.
+ * Print the failure, one indented line per problem, and set a failing exit code; the caller still
+ * cleans up.
  *
  * @param {string} label
  * @param {string[]} problems
  */
 const report = (label, problems) => {
-  console.log(`pack-check ${label}: FAILED — ${problems.join("; ")}`)
+  console.log([`pack-check ${label}: FAILED`, ...problems.map((problem) => `  - ${problem}`)].join("\n"))
   process.exitCode = 1
 }
 
@@ -188,12 +225,19 @@ if (!fs.existsSync(smokeScript)) fail(label, [`no smoke script: write ${relative
  * @type {string[]}
  */
 const unready = []
-/** @param {Workspace} workspace */
-const checkBuilt = ({ dir, manifest: { name } }) => {
-  if (!fs.existsSync(path.join(dir, "dist", "index.js"))) {
-    unready.push(
-      `${relative(dir)}/dist/index.js is missing: build first (npx nx run ${name}:build, or npx nx run ${manifest.name}:pack-check, which builds what it needs)`
-    )
+/**
+ * Every file an entry point of the package names that is not in its directory yet: what its
+ * build produces (`dist/index.js`, …), checked before packing so a missing build says so plainly.
+ *
+ * @param {Workspace} workspace
+ */
+const checkBuilt = ({ dir, manifest: workspace }) => {
+  for (const file of namedFiles(workspace)) {
+    if (!fs.existsSync(path.join(dir, file))) {
+      unready.push(
+        `${relative(dir)}/${file} is missing: build first (npx nx run ${workspace.name}:build, or npx nx run ${manifest.name}:pack-check, which builds what it needs)`
+      )
+    }
   }
 }
 checkBuilt({ dir: packageDir, manifest })
@@ -204,21 +248,18 @@ checkBuilt({ dir: packageDir, manifest })
  * @type {Workspace[]}
  */
 const dependencies = []
+const workspaces = workspaceDirs()
 const pending = workspaceDependencies(manifest)
 // `pending` grows while it is walked: each dependency adds its own.
 for (const name of pending) {
   if (name === manifest.name || dependencies.some((dependency) => dependency.manifest.name === name)) continue
-  const dir = path.join(repoRoot, "packages", name.slice(scope.length))
-  if (!fs.existsSync(path.join(dir, "package.json"))) {
-    unready.push(`${name} is a runtime dependency, but there is no ${relative(dir)}/package.json to pack it from`)
+  const dir = workspaces.get(name)
+  if (dir === undefined) {
+    unready.push(`${name} is a runtime dependency, but no workspace of the root package.json is named so: there is nothing to pack it from`)
     continue
   }
   /** @type {Manifest} */
   const dependency = readJson(path.join(dir, "package.json"))
-  if (dependency.name !== name) {
-    unready.push(`${relative(dir)}/package.json is ${dependency.name}, not ${name}`)
-    continue
-  }
   checkBuilt({ dir, manifest: dependency })
   dependencies.push({ dir, manifest: dependency })
   pending.push(...workspaceDependencies(dependency))
@@ -226,14 +267,15 @@ for (const name of pending) {
 
 /**
  * The registry peers of every package installed, at the version the package under check pins (the
- * one its own tests ran against), else the version the package declaring the peer pins.
+ * one its own tests ran against), else the version the package declaring the peer pins. Optional
+ * peers are not installed: the package must work without them.
  *
  * @type {Map<string, string>}
  */
 const peers = new Map()
 for (const { manifest: declaring } of [{ manifest }, ...dependencies]) {
   for (const name of Object.keys(declaring.peerDependencies ?? {})) {
-    if (name.startsWith(scope) || peers.has(name)) continue
+    if (name.startsWith(scope) || peers.has(name) || declaring.peerDependenciesMeta?.[name]?.optional === true) continue
     const pin = manifest.devDependencies?.[name] ?? declaring.devDependencies?.[name]
     if (pin === undefined || !exactVersion.test(pin)) {
       unready.push(
@@ -261,11 +303,17 @@ try {
     /** @type {Array<{ filename: string, files: Array<{ path: string }> }>} */
     const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", work], dir))
     const files = (packed[0]?.files ?? []).map((file) => file.path)
-    problems.push(...fileProblems(whose, files))
+    problems.push(...fileProblems(whose, readJson(path.join(dir, "package.json")), files))
     return { tarball: path.join(work, packed[0]?.filename ?? ""), files }
   }
   const own = pack(packageDir, "the tarball")
   const tarballs = [own.tarball, ...dependencies.map(({ dir, manifest: { name } }) => pack(dir, `the tarball of ${name}`).tarball)]
+
+  // The linters judge the package's own tarball; each dependency's is judged by its own check.
+  problems.push(...(await publintProblems(own.tarball)))
+  const subpaths = importableSubpaths(manifest, own.files)
+  const typed = subpaths.length > 0 ? attwFindings(own.tarball, subpaths) : []
+  problems.push(...typed)
 
   const consumer = path.join(work, "consumer")
   fs.mkdirSync(consumer)
@@ -315,9 +363,9 @@ try {
   if (problems.length > 0) report(label, problems)
   else {
     console.log(
-      `pack-check ${label}: ok — ${own.files.length} files, runtime dependencies [${runtime.join(", ")}], installed with [${
-        alongside.join(", ")
-      }]; ${smoke}`
+      `pack-check ${label}: ok — ${own.files.length} files, publint clean, ${
+        subpaths.length > 0 ? `attw (${attwProfile}) clean on ${subpaths.length} subpaths` : "nothing to import, attw not run"
+      }, runtime dependencies [${runtime.join(", ")}], installed with [${alongside.join(", ")}]; ${smoke}`
     )
   }
 } catch (error) {

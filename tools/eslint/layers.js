@@ -22,7 +22,7 @@ export const layers = [
   ["@ratchet/kernel"],
   ["@ratchet/storage"],
   ["@ratchet/storage-sqlite", "@ratchet/storage-postgres"],
-  ["@ratchet/lease"],
+  ["@ratchet/lease", "@ratchet/memory"],
   ["@ratchet/verifier"],
   ["@ratchet/controller"],
   ["@ratchet/host"],

@@ -20,7 +20,7 @@ afterAll(() => {
 const scratchRoot = (): string => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "ratchet-generator-"))
   scratch.push(root)
-  for (const file of ["tools/eslint/layers.js", "tools/pack-expectations.json", "packages/host-claude-code/package.json", "packages/host-claude-code/tsconfig.json", "packages/host-claude-code/tsconfig.build.json", "packages/host-claude-code/vitest.config.ts"]) {
+  for (const file of ["tools/eslint/layers.js", "tools/pack-expectations.json", "packages/host-claude-code/package.json", "packages/host-claude-code/LICENSE", "packages/host-claude-code/tsconfig.json", "packages/host-claude-code/tsconfig.build.json", "packages/host-claude-code/vitest.config.ts"]) {
     fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
     fs.copyFileSync(path.join(repository, file), path.join(root, file))
   }
@@ -36,9 +36,19 @@ describe("tools/new-host-adapter.mjs", () => {
     expect(result.status, result.stderr).toBe(0)
     const directory = path.join(root, "packages", "host-my-agent")
     const files = fs.readdirSync(directory, { recursive: true }).map(String).sort()
-    expect(files).toEqual(expect.arrayContaining(["README.md", "pack-smoke.mjs", "package.json", "src/MyAgent.ts", "src/index.ts", "test/HostKit.test.ts", "test/fixtures/PreToolUse.Edit.json", "tsconfig.json"]))
+    expect(files).toEqual(expect.arrayContaining(["LICENSE", "README.md", "pack-smoke.mjs", "package.json", "src/MyAgent.ts", "src/index.ts", "test/HostKit.test.ts", "test/fixtures/PreToolUse.Edit.json", "tsconfig.json"]))
     const manifest = JSON.parse(fs.readFileSync(path.join(directory, "package.json"), "utf8"))
     expect(manifest).toMatchObject({ name: "@ratchet/host-my-agent", dependencies: { "@ratchet/host": "0.0.0" }, scripts: { "pack-check": "node ../../tools/pack-check.mjs packages/host-my-agent" } })
+    // The sibling's manifest is the template: what names the package's own place must not be the sibling's.
+    expect(manifest).toMatchObject({
+      repository: { type: "git", url: "git+https://github.com/ratchet-dev/ratchet.git", directory: "packages/host-my-agent" },
+      homepage: "https://github.com/ratchet-dev/ratchet/tree/main/packages/host-my-agent#readme",
+      license: "MIT"
+    })
+    expect(manifest.keywords).toContain("my-agent")
+    expect(manifest.keywords).not.toContain("claude-code")
+    expect(fs.readFileSync(path.join(directory, "LICENSE"), "utf8")).toContain("MIT License")
+    expect(fs.readFileSync(path.join(directory, "README.md"), "utf8")).not.toMatch(/\]\((?!https:\/\/)/)
     expect(fs.readFileSync(path.join(directory, "test", "HostKit.test.ts"), "utf8")).toContain("HostKit.suite(\"my-agent adapter: the host kit\"")
     expect(fs.readFileSync(path.join(directory, "src", "MyAgent.ts"), "utf8")).toContain("export const name = \"my-agent\"")
     for (const fixture of fs.readdirSync(path.join(directory, "test", "fixtures"))) {

@@ -173,6 +173,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
     options: {},
     examples: ["ratchet approver show", "ratchet approver show --json"],
     needs: "standalone",
+    readsHome: true,
     run: () =>
       Effect.gen(function*() {
         const file = Approval.keyPath()

@@ -10,6 +10,16 @@
  */
 import { parseArgs } from "node:util"
 import * as Data from "effect/Data"
+import { closest, didYouMean } from "./Suggest.js"
+
+/**
+ * What a shell completes a value with, beyond fixed `choices`: a task id of the project, a file or
+ * a directory. Anything else is free text, which is not completed.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Completion = "task" | "file" | "directory"
 
 /**
  * An option of a command.
@@ -27,6 +37,8 @@ export interface OptionSpec {
   readonly choices?: ReadonlyArray<string> | undefined
   /** An integer option: decoded and range-checked here. */
   readonly integer?: { readonly min: number; readonly max: number } | undefined
+  /** How `ratchet completion`'s scripts complete its value. */
+  readonly complete?: Completion | undefined
 }
 
 /**
@@ -40,6 +52,8 @@ export interface PositionalSpec {
   readonly description: string
   readonly required: boolean
   readonly choices?: ReadonlyArray<string> | undefined
+  /** How `ratchet completion`'s scripts complete it. */
+  readonly complete?: Completion | undefined
 }
 
 /**
@@ -51,8 +65,39 @@ export interface PositionalSpec {
 export const globalOptions: Readonly<Record<string, OptionSpec>> = {
   json: { type: "boolean", description: "Print one JSON document on stdout (NDJSON for `log`) instead of text." },
   verbose: { type: "boolean", description: "On an unexpected error, print its full cause." },
-  cwd: { type: "string", short: "C", valueName: "<dir>", description: "Run as if started in <dir> (like git -C)." },
+  cwd: { type: "string", short: "C", valueName: "<dir>", complete: "directory", description: "Run as if started in <dir> (like git -C)." },
+  "no-color": { type: "boolean", description: "Do not colour the output (as a non-empty NO_COLOR does)." },
   help: { type: "boolean", short: "h", description: "Show this command's help." }
+}
+
+/**
+ * `argv` with the global options typed before the command moved after it, so that
+ * `ratchet -C ../repo status` and `ratchet --json task list` mean what they say, as in git and gh.
+ * Only whole leading options move: `--json`, `--verbose`, `--no-color`, and `-C`/`--cwd` with a
+ * value (`-C <dir>`, `--cwd <dir>`, `--cwd=<dir>`). They go before a `--` when there is one, so they
+ * never become a command's arguments. Anything else (`--help`, a mistyped option, `-C` without its
+ * value, or nothing after the options) leaves `argv` as it is, for the usual help or refusal.
+ *
+ * @since 0.2.0
+ * @category parsing
+ */
+export const hoistGlobalOptions = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const leading: Array<string> = []
+  let index = 0
+  while (index < argv.length) {
+    const word = argv[index] as string
+    if (word === "--json" || word === "--verbose" || word === "--no-color" || /^--cwd=./.test(word)) {
+      leading.push(word)
+      index += 1
+    } else if ((word === "-C" || word === "--cwd") && index + 1 < argv.length && !(argv[index + 1] as string).startsWith("-")) {
+      leading.push(word, argv[index + 1] as string)
+      index += 2
+    } else break
+  }
+  const rest = argv.slice(index)
+  if (leading.length === 0 || rest.length === 0 || (rest[0] as string).startsWith("-")) return argv
+  const terminator = rest.indexOf("--")
+  return terminator === -1 ? [...rest, ...leading] : [...rest.slice(0, terminator), ...leading, ...rest.slice(terminator)]
 }
 
 /**
@@ -66,6 +111,8 @@ export class UsageError extends Data.TaggedError("@ratchet/cli/UsageError")<{
   readonly field: string
   readonly reason: string
   readonly fix: string
+  /** What the mistyped word may have meant (a command, an option, a value), best first; often none. */
+  readonly suggestions?: ReadonlyArray<string> | undefined
 }> {
   override get message(): string {
     return `${this.field}: ${this.reason} ${this.fix}`
@@ -145,15 +192,17 @@ export const parse = (
     const text = error instanceof Error ? error.message : String(error)
     const option = /'(-[^' ]*)/.exec(text)?.[1]
     const unknown = /^Unknown option '(-[^']*)'/.exec(text)?.[1]
+    const suggestions = unknown === undefined ? [] : optionSuggestions(unknown, args, all)
     return new UsageError({
       command,
       field: option ?? "arguments",
       reason: text.replace(/\s*To specify a positional argument.*$/s, "").replace(/\s+/g, " ").trim(),
       fix: unknown === undefined
         ? help
-        : `If ${JSON.stringify(unknown.slice(0, 60))} is text rather than an option, put it after -- at the end (-- ${
+        : `${suggestions.length === 0 ? "" : `${didYouMean(suggestions)} `}If ${JSON.stringify(unknown.slice(0, 60))} is text rather than an option, put it after -- at the end (-- ${
           JSON.stringify(unknown.slice(0, 60))
-        }). ${help}`
+        }). ${help}`,
+      ...(suggestions.length === 0 ? {} : { suggestions })
     })
   }
   if ((raw.values["help"] as ReadonlyArray<boolean> | undefined)?.includes(true) === true) {
@@ -177,12 +226,7 @@ export const parse = (
       return new UsageError({ command, field: `--${name}`, reason: "is empty.", fix: `${spec.description} ${help}` })
     }
     if (typeof value === "string" && spec.choices !== undefined && !spec.choices.includes(value)) {
-      return new UsageError({
-        command,
-        field: `--${name}`,
-        reason: `${JSON.stringify(value.slice(0, 80))} is not one of ${spec.choices.join(", ")}.`,
-        fix: `Use one of: ${spec.choices.join(" | ")}.`
-      })
+      return notAChoice(command, `--${name}`, value, spec.choices)
     }
     if (typeof value === "string" && spec.integer !== undefined) {
       const number = /^-?\d{1,16}$/.test(value) ? Number(value) : Number.NaN
@@ -219,15 +263,33 @@ export const parse = (
       }
       continue
     }
-    if (spec.choices !== undefined && !spec.choices.includes(value)) {
-      return new UsageError({
-        command,
-        field: `<${spec.name}>`,
-        reason: `${JSON.stringify(value.slice(0, 80))} is not one of ${spec.choices.join(", ")}.`,
-        fix: `Use one of: ${spec.choices.join(" | ")}.`
-      })
-    }
+    if (spec.choices !== undefined && !spec.choices.includes(value)) return notAChoice(command, `<${spec.name}>`, value, spec.choices)
     named[spec.name] = value
   }
   return { positionals: named, options: values }
+}
+
+/** A value outside an option's or positional's choices, with the choice it may have meant. */
+const notAChoice = (command: string, field: string, value: string, choices: ReadonlyArray<string>): UsageError => {
+  const suggestions = closest(value, choices)
+  return new UsageError({
+    command,
+    field,
+    reason: `${JSON.stringify(value.slice(0, 80))} is not one of ${choices.join(", ")}.`,
+    fix: `${suggestions.length === 0 ? "" : `${didYouMean(suggestions)} `}Use one of: ${choices.join(" | ")}.`,
+    ...(suggestions.length === 0 ? {} : { suggestions })
+  })
+}
+
+/**
+ * The options an unknown one may have meant: `--jsn` or `--JSON` → `--json`. A long option typed
+ * with one dash (`-json`) reaches here as its first letter (`-j`), so the whole word is looked up.
+ */
+const optionSuggestions = (unknown: string, args: ReadonlyArray<string>, all: Readonly<Record<string, OptionSpec>>): ReadonlyArray<string> => {
+  const names = Object.keys(all)
+  if (unknown.startsWith("--")) return closest(unknown.slice(2), names).map((name) => `--${name}`)
+  const whole = args.find((arg) => arg.startsWith(unknown) && !arg.startsWith("--") && arg.length > 2)?.split("=")[0]
+  if (whole === undefined) return []
+  const exact = names.find((name) => name === whole.slice(1))
+  return exact === undefined ? closest(whole.slice(1), names).map((name) => `--${name}`) : [`--${exact}`]
 }

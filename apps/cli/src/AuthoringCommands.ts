@@ -25,7 +25,7 @@ export const init: CommandSpec = {
   usage: "ratchet init [--name <text>] [--force]",
   summary: "Make this checkout a Ratchet project and open the runtime store",
   description:
-    "Creates .ratchet/project.json at the top of the git work tree (commit it: its stable projectId is shared by every clone) and this checkout's workspace id, kept in the git directory (a clone or a git worktree is a new workspace, a renamed folder is not). Opens the runtime store ($RATCHET_HOME/ratchet.db, or PostgreSQL when RATCHET_DATABASE_URL is set) and applies its migrations. Idempotent: an existing project file is never rewritten. A store that is missing, or behind what this checkout saw it commit (a lost SQLite WAL), is refused, never created again silently; --force starts over with it as it is.",
+    "Run it inside a git repository (git init first for a new one; outside one it is refused, exit 2). Creates .ratchet/project.json at the top of the git work tree (commit it: its stable projectId is shared by every clone) and this checkout's workspace id, kept in the git directory (a clone or a git worktree is a new workspace, a renamed folder is not). Opens the runtime store ($RATCHET_HOME/ratchet.db, or PostgreSQL when RATCHET_DATABASE_URL is set) and applies its migrations, and records which store it is for this checkout (store.json beside the workspace id; a PostgreSQL URL without its password), so a command run here without RATCHET_HOME, such as an MCP server a client starts with few variables, finds the same store (ADR 0029). Idempotent: an existing project file is never rewritten. A store that is missing, or behind what this checkout saw it commit (a lost SQLite WAL), is refused, never created again silently; --force starts over with it as it is.",
   positionals: [],
   options: {
     name: { type: "string", valueName: "<text>", description: "The project's display name (default: the directory name)." },
@@ -184,7 +184,7 @@ export const spec: CommandSpec = {
   description:
     "The front matter holds the semantic fields (goal, nonGoals, constraints, decisions, context, acceptanceCriteria, execution), decoded strictly: unknown keys are errors. The body is editorial: changing only the body keeps the digest and changes nothing downstream. A semantic change voids the spec approval and marks the plan stale. Nothing in the file counts as approval. ratchet digest <spec.md> prints the digest without proposing it.",
   positionals: [taskArg],
-  options: { file: { type: "string", required: true, valueName: "<spec.md>", description: "The spec file (at most 1 MiB, UTF-8)." }, ...leaseEpoch },
+  options: { file: { type: "string", required: true, valueName: "<spec.md>", complete: "file", description: "The spec file (at most 1 MiB, UTF-8)." }, ...leaseEpoch },
   examples: ["ratchet spec t-3f9a1c2b --file spec.md"],
   needs: "project",
   run: (parsed, env) =>
@@ -211,9 +211,9 @@ export const plan: CommandSpec = {
   usage: "ratchet plan <task> --file <plan.yaml>",
   summary: "Propose the plan from a YAML file",
   description:
-    "A YAML mapping: steps, each { id, title, acRefs, run: { command } | manual: { instructions }, needs, timeoutSeconds, idempotent, probe }, and optional stepStates. The plan is bound to the current spec digest (leave specDigest out of the file). Every required acceptance criterion must be in some step's acRefs; an unknown criterion, step or state is an error naming it. Needs a preflight of the current spec that found nothing wrong, else HOLD (exit 3). A step's title is editorial: retitling keeps the digest.",
+    "A YAML mapping: steps, each { id, title, acRefs, run: { command } | manual: { instructions } | agent: { host: claude-code|codex, prompt, timeoutSeconds?, model?, maxTurns? }, needs, timeoutSeconds, idempotent, probe }, and optional stepStates. The plan is bound to the current spec digest (leave specDigest out of the file). Every required acceptance criterion must be in some step's acRefs; an unknown criterion, step or state is an error naming it. Needs a preflight of the current spec that found nothing wrong, else HOLD (exit 3). A step's title is editorial: retitling keeps the digest.",
   positionals: [taskArg],
-  options: { file: { type: "string", required: true, valueName: "<plan.yaml>", description: "The plan file (at most 1 MiB, UTF-8)." }, ...leaseEpoch },
+  options: { file: { type: "string", required: true, valueName: "<plan.yaml>", complete: "file", description: "The plan file (at most 1 MiB, UTF-8)." }, ...leaseEpoch },
   examples: ["ratchet plan t-3f9a1c2b --file plan.yaml"],
   needs: "project",
   run: (parsed, env) =>
@@ -267,8 +267,8 @@ export const digest: CommandSpec = {
   summary: "Print the semantic digest of a spec or plan file, or the canonical digest of a JSON file",
   description:
     "spec.md → the digest of its semantic fields (the body does not count); plan.yaml → its plan digest (needs specDigest in the file or --spec); file.json → the canonical digest of its value. Opens no store.",
-  positionals: [{ name: "file", description: "A .md, .yaml/.yml or .json file", required: true }],
-  options: { spec: { type: "string", valueName: "<spec.md>", description: "The spec a plan file is for, when the plan has no specDigest." } },
+  positionals: [{ name: "file", description: "A .md, .yaml/.yml or .json file", required: true, complete: "file" }],
+  options: { spec: { type: "string", valueName: "<spec.md>", complete: "file", description: "The spec a plan file is for, when the plan has no specDigest." } },
   examples: ["ratchet digest spec.md", "ratchet digest plan.yaml --spec spec.md"],
   needs: "standalone",
   run: (parsed, env) =>

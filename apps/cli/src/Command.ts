@@ -59,10 +59,16 @@ export interface CommandSpec {
   readonly examples: ReadonlyArray<string>
   /** `project`: runs against the located project's controller; `standalone`: opens what it needs. */
   readonly needs: "project" | "standalone"
+  /**
+   * A standalone command that still reads the store's directory (the approval key in it, the
+   * sandbox that protects it): run in a project, the store is chosen for it as a project command's
+   * is (`Store.choose`). Others (`version`, `completion`, `digest`) locate no project at all.
+   */
+  readonly readsHome?: true
   readonly run: (parsed: Parsed, env: Env) => Effect.Effect<Outcome, unknown, Controller.Controller>
 }
 
-export const taskArg: PositionalSpec = { name: "task", description: "The task id (ratchet task list shows them)", required: true }
+export const taskArg: PositionalSpec = { name: "task", description: "The task id (ratchet task list shows them)", required: true, complete: "task" }
 
 export const leaseEpoch: Readonly<Record<string, OptionSpec>> = {
   "lease-epoch": {

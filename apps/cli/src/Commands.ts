@@ -11,11 +11,14 @@ import * as Approvals from "./ApprovalCommands.js"
 import * as Approvers from "./ApproverCommands.js"
 import * as Authoring from "./AuthoringCommands.js"
 import type { CommandSpec } from "./Command.js"
+import * as Completion from "./CompletionCommand.js"
 import * as Hosts from "./HostCommands.js"
 import * as Leases from "./LeaseCommands.js"
 import * as Reads from "./ReadCommands.js"
 import * as Runs from "./RunCommands.js"
+import * as Ui from "./UiCommand.js"
 import * as Verification from "./VerifyCommands.js"
+import * as Version from "./Version.js"
 
 export type { CommandSpec, Env, Outcome } from "./Command.js"
 
@@ -54,10 +57,13 @@ export const commands: ReadonlyArray<CommandSpec> = [
   Reads.log,
   ...Leases.lease,
   Reads.stats,
+  Ui.ui,
   Hosts.hook,
   ...Hosts.hooks,
   Hosts.mcp,
-  Authoring.digest
+  Authoring.digest,
+  Version.command,
+  Completion.completion(() => commands)
 ]
 
 /**

@@ -56,6 +56,9 @@ const locate = (start: string, reported: string) =>
     if (located === null) return { root: start, located: null }
     const problem = Store.checkEnvironment("hook")
     if (problem !== null) return yield* Effect.fail(problem)
+    // The project's store, as every command in it chooses it (the checkout's record when the
+    // host's environment names none), so the guard protects the store that is in use.
+    yield* Store.choose(located.localDir)
     return { root: located.root, located }
   })
 
@@ -204,6 +207,37 @@ const heldEpoch = (task: HostView.HostTask | null, session: HostEvent.Session): 
   task !== null && task.leaseStatus === "held" && ownsLease(task, session) ? task.leaseEpoch : null
 
 /**
+ * Whether the host's own record of the session shows a call of the stopping turn that ended and
+ * that no hook reported (ADR 0030: Claude Code's PostToolUse sees only the judged tools). Asked
+ * only where that call's own hook would have recorded it (`ended`): the session owns the lease of
+ * a task whose step awaits its worker, and the turn has no `toolUsed` yet as the view read it; and
+ * only of an adapter that can tell. Whatever goes wrong tells nothing: a turn record never changes
+ * the answer.
+ */
+const unreportedEnd = (
+  adapter: HostAdapter.HostAdapter,
+  task: HostView.HostTask | null,
+  event: HostEvent.HostEvent & { readonly _tag: "StopRequested" }
+): Effect.Effect<boolean> => {
+  const read = adapter.callEndedInTurn
+  const turn = task?.awaiting?.turn
+  if (read === undefined || event.transcript === undefined || task === null || turn === undefined || turn.toolUsed || !ownsLease(task, event.session)) {
+    return Effect.succeed(false)
+  }
+  return read(event.transcript).pipe(Effect.catchAllCause(() => Effect.succeed(false)))
+}
+
+/**
+ * The epoch of the lease the session keeps alive (or takes back, once lapsed) to record its turn,
+ * else null: when another owner holds it, or when that cannot be done (the answer stays).
+ */
+const attendedEpoch = (task: HostView.HostTask, session: HostEvent.Session) =>
+  HostSession.attend(task, session).pipe(
+    Effect.map((standing) => (standing.holder === null ? standing.ours : null)),
+    Effect.catchAllCause(() => Effect.succeed(null))
+  )
+
+/**
  * A tool call that ended: the worker's intent for it (if it opened one) is resolved, with what the
  * call tells of the turn, in the attempt the call belonged to. Any other call of the worker (a
  * read, a test run) counts in the awaited attempt's turn when it changes a flag.
@@ -270,7 +304,12 @@ const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent, sta
             const selection = yield* HostView.select(preferredTask())
             const task = selection._tag === "One" ? selection.task : null
             const decision = Guard.stop(task, event.continuing)
-            yield* reportTurn(task, event.session, heldEpoch(task, event.session), TurnReport.eventsOf(event, decision))
+            const ended = yield* unreportedEnd(adapter, task, event)
+            // A call's end that no hook reported is recorded as that call's own hook would have
+            // (`ended`): under the lease the worker keeps alive; the stop alone neither heartbeats
+            // nor takes it (ADR 0016).
+            const epoch = ended && task !== null ? yield* attendedEpoch(task, event.session) : heldEpoch(task, event.session)
+            yield* reportTurn(task, event.session, epoch, TurnReport.eventsOf(event, decision, ended))
             return decision
           }))
       }

@@ -16,6 +16,11 @@
  * with the file and the field named, and nothing is written. Each file is replaced by a rename
  * (HostFiles).
  *
+ * Each entry runs the fail-closed launcher beside this CLI's bin (`bin/ratchet-hook`) by absolute
+ * path, which runs this very node and bundle by absolute path (ADR 0026): a host whose PATH has no
+ * `ratchet` still reaches Ratchet, and one that cannot (the CLI moved or removed since) is denied
+ * with the fix rather than let through. The tool events carry the host's matchers (`Settings`).
+ *
  * Loaded with a dynamic `import()` by the two commands, so the TOML reader stays out of every
  * other command's start-up.
  *
@@ -27,10 +32,14 @@ import * as ClaudeSandbox from "@ratchet/host-claude-code/Sandbox"
 import * as ClaudeCodeSettings from "@ratchet/host-claude-code/Settings"
 import * as CodexSandbox from "@ratchet/host-codex/Sandbox"
 import * as CodexSettings from "@ratchet/host-codex/Settings"
+import * as HookCommand from "@ratchet/host/HookCommand"
 import type * as HookSettings from "@ratchet/host/HookSettings"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import { constants } from "node:fs"
+import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import * as HostFiles from "./HostFiles.js"
 
 /**
@@ -64,6 +73,8 @@ export interface Change {
   readonly hooksChanged: boolean
   /** Our hook entries in the file afterwards. */
   readonly entries: number
+  /** What install's entries run: the launcher, and the program it runs (null after uninstall). */
+  readonly runs: { readonly launcher: string; readonly program: string } | null
   readonly sandbox: {
     /** The file holding the host's sandbox settings. */
     readonly file: string
@@ -106,7 +117,7 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a ?? {}) === JSON.string
 const jsonText = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`
 
 /** Claude Code: hooks and sandbox in one file, the sandbox's record beside it. */
-const claudeCode = (action: "install" | "uninstall", file: string, command: string, targets: ReturnType<typeof HostFiles.targets>) =>
+const claudeCode = (action: "install" | "uninstall", file: string, command: HookSettings.Command, targets: ReturnType<typeof HostFiles.targets>) =>
   Effect.gen(function*() {
     const before = yield* readJson(file)
     const recordFile = path.join(path.dirname(yield* attempt(file, "read", () => HostFiles.located(file))), ClaudeSandbox.recordFile)
@@ -137,7 +148,7 @@ const claudeCode = (action: "install" | "uninstall", file: string, command: stri
   })
 
 /** Codex: hooks in hooks.json, the sandbox in config.toml beside it. */
-const codex = (action: "install" | "uninstall", file: string, configFile: string, command: string, targets: ReturnType<typeof HostFiles.targets>) =>
+const codex = (action: "install" | "uninstall", file: string, configFile: string, command: HookSettings.Command, targets: ReturnType<typeof HostFiles.targets>) =>
   Effect.gen(function*() {
     const before = yield* readJson(file)
     const configText = yield* attempt(configFile, "read", () => HostFiles.readText(configFile))
@@ -159,6 +170,50 @@ const codex = (action: "install" | "uninstall", file: string, configFile: string
   })
 
 /**
+ * Where this CLI is: the launcher beside its bin, the bundle the launcher runs and the node running
+ * it now. This module sits in `src/` (tests) or in a chunk in `dist/` (the bundle): both are
+ * siblings of `bin/` and `dist/`.
+ *
+ * @since 0.2.0
+ * @category configuration
+ */
+export const installation = (): { readonly launcher: string; readonly bundle: string; readonly node: string } => {
+  const here = path.dirname(fileURLToPath(import.meta.url))
+  return { launcher: path.resolve(here, "..", "bin", HookCommand.launcherName), bundle: path.resolve(here, "..", "dist", "ratchet.mjs"), node: process.execPath }
+}
+
+/** A file install's entries name: present, and writable as one word of a hook command. */
+const usable = (what: string, file: string, fix: string) =>
+  Effect.gen(function*() {
+    const unquotable = HookCommand.unquotable(file)
+    if (unquotable !== null) {
+      return yield* invalid(file, `${unquotable}: it is ${what} the hooks would run, and a hook command cannot name it the same way in every shell a host may use.`, `${fix}; nothing was written.`)
+    }
+    yield* Effect.tryPromise({
+      try: () => fs.access(file, constants.R_OK),
+      catch: () => invalid(file, `is missing: it is ${what} the hooks would run.`, `${fix}; nothing was written.`)
+    })
+  })
+
+/** The command of each event's entry, for `host` at `scope`. */
+const commands = (host: Host, scope: "project" | "user", command: string | undefined) =>
+  Effect.gen(function*() {
+    const where = installation()
+    const reinstall = "Reinstall the Ratchet CLI (npm i -g @ratchet/cli), or build it in a checkout (npm run build -w @ratchet/cli)"
+    yield* usable("the hook launcher", where.launcher, reinstall)
+    if (command === undefined) {
+      yield* usable("the Ratchet CLI bundle", where.bundle, reinstall)
+      yield* usable("node", where.node, "Run ratchet with a node installed under a path without quotes or backslashes, or pass --command")
+    }
+    const program = command ?? `${HookCommand.word(where.node)} ${HookCommand.word(where.bundle)} hook ${host}`
+    const fix = `Install the Ratchet CLI again if it was removed (npm i -g @ratchet/cli), then run ratchet hooks install ${host}${scope === "user" ? " --scope user" : ""} again in a terminal.`
+    return {
+      runs: { launcher: where.launcher, program },
+      commandOf: (event: string) => HookCommand.command({ host, event, launcher: { _tag: "Path", path: where.launcher }, program, fix })
+    }
+  })
+
+/**
  * Installs (`install`) or removes (`uninstall`) Ratchet's hooks and sandbox settings for `host`.
  *
  * @since 0.1.0
@@ -176,15 +231,17 @@ export const apply = (options: {
       return yield* invalid("host", `${JSON.stringify(options.host.slice(0, 40))} is not a host Ratchet has hooks for.`, `Use one of: ${hosts.join(", ")}.`)
     }
     const host = options.host as Host
-    const command = options.command ?? `ratchet hook ${host}`
-    if (command.trim() === "" || /[\r\n\0]/.test(command)) {
-      return yield* invalid("--command", "must be one line of text.", `Pass the command the host should run, e.g. --command "ratchet hook ${host}".`)
+    const given = options.command
+    if (given !== undefined && (given.trim() === "" || /[\r\n\0]/.test(given))) {
+      return yield* invalid("--command", "must be one line of text.", `Pass the command the launcher should run, e.g. --command "/opt/bin/ratchet hook ${host}".`)
     }
-    if (!settingsOf[host].isOurs({ type: "command", command })) {
-      return yield* invalid("--command", `${JSON.stringify(command.slice(0, 80))} does not run ratchet hook ${host}.`, `Pass a command that runs it, e.g. --command "/opt/bin/ratchet hook ${host}"; otherwise uninstall could not recognise it.`)
+    if (given !== undefined && !settingsOf[host].runsHook(given)) {
+      return yield* invalid("--command", `${JSON.stringify(given.slice(0, 80))} does not run ratchet hook ${host}.`, `Pass a command that runs it, e.g. --command "/opt/bin/ratchet hook ${host}"; the launcher runs it and blocks tool calls when it fails.`)
     }
     const root = options.scope === "project" ? (yield* Workspace.make.locate(options.cwd)).root : undefined
     const targets = HostFiles.targets(root)
+    const planned = options.action === "install" ? yield* commands(host, options.scope, given) : null
+    const command: HookSettings.Command = planned === null ? "" : planned.commandOf
     const result = host === "claude-code"
       ? yield* claudeCode(options.action, root === undefined ? HostFiles.files["claude-code"].settings.user() : HostFiles.files["claude-code"].settings.project(root), command, targets)
       : yield* codex(
@@ -197,5 +254,5 @@ export const apply = (options: {
     const file = root === undefined
       ? (host === "claude-code" ? HostFiles.files["claude-code"].settings.user() : HostFiles.files.codex.hooks.user())
       : (host === "claude-code" ? HostFiles.files["claude-code"].settings.project(root) : HostFiles.files.codex.hooks.project(root))
-    return { host, scope: options.scope, file, ...result } satisfies Change
+    return { host, scope: options.scope, file, ...result, runs: planned?.runs ?? null } satisfies Change
   })

@@ -34,7 +34,9 @@ const starter = RunStarter.layer((request) =>
 )
 
 /**
- * Serves until standard input ends. Fails only before serving, when `RATCHET_ACTOR` is malformed.
+ * Serves until standard input ends, after one line on standard error naming the project and the
+ * store served (and how that store was chosen). Fails only before serving, when `RATCHET_ACTOR`
+ * is malformed.
  *
  * @since 0.1.0
  * @category commands
@@ -50,7 +52,23 @@ export const serve = Effect.gen(function*() {
     )
   }
   const c = yield* Controller.Controller
-  yield* McpServer.serveStdio({ version, caller: { actor: identity.actor } }).pipe(
-    Effect.provide(Layer.merge(Store.verification(c.project), starter))
+  const project = c.project
+  // Chosen before the controller opened it (main.ts); a command in a project always chooses.
+  const choice = Store.current()
+  const store = choice === null ? `${Store.engine() === "postgres" ? "PostgreSQL" : `SQLite ${Store.home()}/ratchet.db`}` : `${Store.describe(choice)} (${Store.origin(choice)})`
+  const overridden = choice !== null && choice.source !== "record" && choice.record !== null && Store.describe(choice.record.record) !== Store.describe(choice)
+    ? `; this checkout's record names ${Store.describe(choice.record.record)}`
+    : ""
+  // One line on standard error, before the protocol starts: what an MCP client's log shows.
+  process.stderr.write(
+    `ratchet mcp: serving project ${project.project.projectId} (${project.project.displayName}) at ${project.root} from the store ${store}${overridden}
+`
+  )
+  const where = {
+    store,
+    otherwise: "start ratchet mcp with --home <dir> (or RATCHET_HOME, or RATCHET_DATABASE_URL for PostgreSQL) naming the store that has it"
+  }
+  yield* McpServer.serveStdio({ version, caller: { actor: identity.actor }, where }).pipe(
+    Effect.provide(Layer.merge(Store.verification(project), starter))
   )
 })

@@ -1,9 +1,11 @@
 /**
- * Human output: what a person reads when they did not ask for `--json`. Colour only on a terminal
- * that has not opted out (`NO_COLOR`), never in a pipe.
+ * Human output: what a person reads when they did not ask for `--json`. Colour on a terminal unless
+ * turned off (`--no-color`, a non-empty `NO_COLOR`, `FORCE_COLOR=0`), in a pipe only when forced
+ * (`FORCE_COLOR`): the controller's `Colour` rule, which the runner follows too.
  *
  * @since 0.1.0
  */
+import * as Colour from "@ratchet/controller/Colour"
 import type * as Explain from "@ratchet/controller/Explain"
 import type * as TaskView from "@ratchet/controller/TaskView"
 import type * as Gate from "@ratchet/kernel/Gate"
@@ -11,13 +13,12 @@ import type * as LeaseManager from "@ratchet/lease/LeaseManager"
 import type * as EventStore from "@ratchet/storage/EventStore"
 
 /**
- * Whether to colour text written to `stream`.
+ * Whether to colour text written to `stream`; `noColorFlag` is `--no-color`.
  *
  * @since 0.1.0
  * @category models
  */
-export const colourFor = (stream: NodeJS.WriteStream): boolean =>
-  stream.isTTY === true && process.env["NO_COLOR"] === undefined && process.env["TERM"] !== "dumb"
+export const colourFor = (stream: NodeJS.WriteStream, noColorFlag: boolean): boolean => Colour.forStream(stream, noColorFlag)
 
 /**
  * @since 0.1.0

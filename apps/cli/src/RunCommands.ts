@@ -10,10 +10,14 @@ import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Documents from "@ratchet/controller/Documents"
 import * as Runnable from "@ratchet/controller/Runnable"
 import * as Effect from "effect/Effect"
+import type { Parsed } from "./Args.js"
 import { type CommandSpec, controller, invocation, leaseEpoch, ok, type Outcome, str, taskArg, writtenText } from "./Command.js"
 import * as Render from "./Render.js"
 import * as RunnerProcess from "./RunnerProcess.js"
 import * as Store from "./Store.js"
+
+/** `--no-color` passed on to the runner, which writes the run's progress to this terminal. */
+const noColor = (parsed: Parsed): ReadonlyArray<string> => parsed.options["no-color"] === true ? ["--no-color"] : []
 
 /**
  * `ratchet run`.
@@ -75,7 +79,7 @@ export const run: CommandSpec = {
           `Runner started (pid ${started.pid}); its log: ${started.log}\nWatch it with: ratchet status ${typeof task === "string" ? task : "<task>"}`
         )
       }
-      const code = yield* RunnerProcess.foreground(env.json ? [...args, "--json"] : args)
+      const code = yield* RunnerProcess.foreground([...args, ...(env.json ? ["--json"] : []), ...noColor(parsed)])
       return { exit: code, json: null, text: null } satisfies Outcome
     })
 }
@@ -197,7 +201,7 @@ export const resume: CommandSpec = {
         }
         // The run continues from its recorded next step, in the runner, on this terminal.
         if (!env.json) process.stderr.write(`${writtenText(written, env, "Resumed")}\n`)
-        const args = [written.task.taskId, "-C", env.cwd, ...(env.json ? ["--json"] : [])]
+        const args = [written.task.taskId, "-C", env.cwd, ...(env.json ? ["--json"] : []), ...noColor(parsed)]
         return Effect.map(RunnerProcess.foreground(args), (code): Outcome => ({ exit: code, json: null, text: null }))
       }))
 }

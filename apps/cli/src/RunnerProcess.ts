@@ -9,15 +9,17 @@
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as Tracing from "@ratchet/controller/Tracing"
 import * as Effect from "effect/Effect"
 import * as Store from "./Store.js"
 
 /**
- * The runner's bin: `RATCHET_RUNNER_BIN` when set, else the `@ratchet/runner` package's, else the
- * one beside this checkout's CLI.
+ * The runner's bin: `RATCHET_RUNNER_BIN` when set, else the one this CLI's package carries
+ * (`bin/ratchet-runner.mjs`, loading the runner bundled beside the CLI from the same sources; ADR
+ * 0024). The package root is one directory above this module whether it runs bundled (`dist/`) or
+ * from source (`src/`), in a checkout or installed from the tarball.
  *
  * @since 0.1.0
  * @category constructors
@@ -25,11 +27,7 @@ import * as Store from "./Store.js"
 export const bin = (): string => {
   const override = process.env["RATCHET_RUNNER_BIN"]
   if (override !== undefined && override !== "") return override
-  try {
-    return path.join(path.dirname(createRequire(import.meta.url).resolve("@ratchet/runner/package.json")), "bin", "ratchet-runner.mjs")
-  } catch {
-    return path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "runner", "bin", "ratchet-runner.mjs")
-  }
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "bin", "ratchet-runner.mjs")
 }
 
 /**
@@ -40,8 +38,9 @@ export const bin = (): string => {
  * @category constructors
  */
 export const foreground = (args: ReadonlyArray<string>): Effect.Effect<number> =>
-  Effect.async<number>((resume) => {
-    const child = spawn(process.execPath, [bin(), ...args], { stdio: "inherit" })
+  Effect.flatMap(Tracing.childEnv(process.env), (env) => Effect.async<number>((resume) => {
+    // The runner's spans join this command's trace when traces are exported (TRACEPARENT).
+    const child = spawn(process.execPath, [bin(), ...args], { stdio: "inherit", env })
     // Ctrl-C reaches the runner too (same process group); it decides what to do, and this process
     // waits for it rather than dying first and leaving it without its terminal.
     const ignore = () => {}
@@ -55,7 +54,7 @@ export const foreground = (args: ReadonlyArray<string>): Effect.Effect<number> =
       process.off("SIGINT", ignore)
       resume(Effect.succeed(code ?? (signal === "SIGINT" ? 130 : 1)))
     })
-  })
+  }))
 
 /**
  * Starts the runner with `args` in its own session, its output in a new log file; returns its pid
@@ -70,14 +69,14 @@ export const detached = (
   name: string,
   env: Readonly<Record<string, string>> = {}
 ): Effect.Effect<{ readonly pid: number; readonly log: string }, Error> =>
-  Effect.try({
+  Effect.flatMap(Tracing.childEnv(process.env), (parentEnv) => Effect.try({
     try: () => {
       const logs = path.join(Store.home(), "logs")
       fs.mkdirSync(logs, { recursive: true, mode: 0o700 })
       const log = path.join(logs, `${name}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`)
       const fd = fs.openSync(log, "a", 0o600)
       try {
-        const child = spawn(process.execPath, [bin(), ...args], { stdio: ["ignore", fd, fd], detached: true, env: { ...process.env, ...env } })
+        const child = spawn(process.execPath, [bin(), ...args], { stdio: ["ignore", fd, fd], detached: true, env: { ...parentEnv, ...env } })
         child.unref()
         if (child.pid === undefined) throw new Error("the runner did not start")
         return { pid: child.pid, log }
@@ -86,4 +85,4 @@ export const detached = (
       }
     },
     catch: (error) => (error instanceof Error ? error : new Error(String(error)))
-  })
+  }))

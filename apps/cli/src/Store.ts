@@ -3,11 +3,20 @@
  * PostgreSQL when `RATCHET_DATABASE_URL` is set), the lease manager with the project's settings,
  * and the controller for the located project. Apps only wire; this is the wiring.
  *
+ * Which store, for a command run in a project, is chosen once by {@link choose}, in this order:
+ * `--home` (`ratchet mcp`), the environment (`RATCHET_HOME`, `RATCHET_DATABASE_URL`), the
+ * checkout's record of the store `ratchet init` opened (`StoreRecord`), the default `~/.ratchet`
+ * (ADR 0029). The choice is written back into this process's environment, so everything after it
+ * (the store layers, the runner a command starts, the guard's idea of the store's directory)
+ * reads the same store.
+ *
  * @since 0.1.0
  */
+import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Controller from "@ratchet/controller/Controller"
+import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as StoreMark from "@ratchet/controller/StoreMark"
 import type * as Workspace from "@ratchet/controller/Workspace"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
@@ -16,7 +25,9 @@ import * as SqliteStore from "@ratchet/storage-sqlite/SqliteStore"
 import * as Builtin from "@ratchet/verifier/Builtin"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Either from "effect/Either"
 import { UsageError } from "./Args.js"
+import * as StoreRecord from "./StoreRecord.js"
 
 /**
  * Which engine this invocation uses, for messages.
@@ -34,10 +45,10 @@ export const engine = (): "postgres" | "sqlite" =>
  * @since 0.1.0
  * @category configuration
  */
-export const home = (): string => {
-  const raw = process.env["RATCHET_HOME"] ?? "~/.ratchet"
-  return raw === "~" ? os.homedir() : raw.startsWith("~/") ? path.join(os.homedir(), raw.slice(2)) : raw
-}
+export const home = (): string => expand(process.env["RATCHET_HOME"] ?? "~/.ratchet")
+
+/** `~` and `~/…` expanded. */
+const expand = (raw: string): string => raw === "~" ? os.homedir() : raw.startsWith("~/") ? path.join(os.homedir(), raw.slice(2)) : raw
 
 /**
  * The PostgreSQL store, imported when a command first uses it: the bundle keeps it (with `pg` and
@@ -174,4 +185,178 @@ export const checkEnvironment = (command: string): UsageError | null => {
     }
   }
   return null
+}
+
+// ---------------------------------------------------------------------------------------------
+// Which store: --home, the environment, the checkout's record, the default (ADR 0029)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What chose the store: the first of `--home`, `RATCHET_HOME` and `RATCHET_DATABASE_URL` that
+ * was given, else the checkout's record, else the default.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Source = "--home" | "RATCHET_HOME" | "RATCHET_DATABASE_URL" | "record" | "default"
+
+/**
+ * The store an invocation uses.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Choice {
+  /** The home, absolute: the SQLite store's directory, and where runner logs and requests live. */
+  readonly home: string
+  /** PostgreSQL, or `null` for SQLite in the home. */
+  readonly database: StoreRecord.Database | null
+  readonly source: Source
+  /** The checkout's record, when it has one, whether it was followed or overridden. */
+  readonly record: { readonly file: string; readonly record: StoreRecord.StoreRecord } | null
+}
+
+let chosen: Choice | null = null
+
+/**
+ * The store {@link choose} chose for this invocation, or `null` before it did (a command outside
+ * a project uses the environment as it is).
+ *
+ * @since 0.2.0
+ * @category configuration
+ */
+export const current = (): Choice | null => chosen
+
+const given = (name: string): string | undefined => {
+  const value = process.env[name]
+  return value === undefined || value === "" ? undefined : value
+}
+
+/** The store as a person recognises it: `SQLite /home/ana/.ratchet/ratchet.db`, `PostgreSQL postgres://…`. */
+export const describe = (choice: Pick<Choice, "home" | "database">): string =>
+  choice.database === null
+    ? `SQLite ${path.join(choice.home, "ratchet.db")}`
+    : `PostgreSQL ${StoreRecord.redact(choice.database.url)?.url ?? "(RATCHET_DATABASE_URL)"} schema ${choice.database.schema ?? "public"}`
+
+/**
+ * What chose the store, as a phrase: `from RATCHET_HOME`, `from this checkout's record …`.
+ *
+ * @since 0.2.0
+ * @category configuration
+ */
+export const origin = (choice: Choice): string =>
+  choice.source === "record"
+    ? `from this checkout's record ${choice.record?.file ?? ""}`
+    : choice.source === "default"
+    ? "the default: no --home, RATCHET_HOME, RATCHET_DATABASE_URL or record of this checkout names one"
+    : choice.database !== null && choice.source !== "RATCHET_DATABASE_URL"
+    ? `from ${choice.source} and RATCHET_DATABASE_URL`
+    : `from ${choice.source}`
+
+/** The stores this checkout's mark says it has used, other than `key`. */
+const otherStoresSeen = (localDir: string, key: string): ReadonlyArray<string> =>
+  Object.keys(StoreMark.read(StoreMark.fileOf(localDir))).filter((seen) => seen !== key)
+
+/**
+ * Chooses the store for a command run in the checkout of `localDir` (see the module comment) and
+ * writes the choice into this process's environment. Refused, with nothing opened, when:
+ *
+ * - `--home` is not an absolute directory (or `~/…`);
+ * - the checkout's record cannot be read (a record that is skipped would send the command to the
+ *   default store);
+ * - the SQLite store the record names does not exist, or the default one does not while this
+ *   checkout has used another: an empty store is never created in its place (`creating`, for
+ *   `ratchet init --force`, allows it).
+ *
+ * @since 0.2.0
+ * @category configuration
+ */
+export const choose = (
+  localDir: string | undefined,
+  options: { readonly home?: string | undefined; readonly creating?: boolean | undefined } = {}
+): Effect.Effect<Choice, ControllerError.InvalidRequest> =>
+  Effect.suspend(() => {
+    const flag = options.home
+    if (flag !== undefined && !(path.isAbsolute(flag) || flag === "~" || flag.startsWith("~/"))) {
+      return Effect.fail(
+        new ControllerError.InvalidRequest({
+          field: "--home",
+          reason: `${JSON.stringify(flag.slice(0, 80))} is not an absolute path (an MCP client starts the server in a directory of its own choosing).`,
+          fix: "Pass the store's directory as an absolute path (or ~/…)."
+        })
+      )
+    }
+    const read = localDir === undefined ? Either.right(null) : StoreRecord.read(localDir)
+    if (Either.isLeft(read)) {
+      return Effect.fail(
+        new ControllerError.InvalidRequest({
+          field: read.left.file,
+          reason: `${read.left.reason}; nothing was opened.`,
+          fix: "Fix or delete it, then record the store again: ratchet init, with RATCHET_HOME (or RATCHET_DATABASE_URL) naming the store."
+        })
+      )
+    }
+    const record = read.right
+    const envHome = given("RATCHET_HOME")
+    const envUrl = given("RATCHET_DATABASE_URL")
+    const named = flag ?? envHome
+    const choice: Choice = named !== undefined || envUrl !== undefined
+      ? {
+        home: path.resolve(expand(named ?? record?.record.home ?? "~/.ratchet")),
+        database: envUrl === undefined ? null : { url: envUrl, schema: given("RATCHET_DATABASE_SCHEMA") ?? null, passwordOmitted: false },
+        source: flag !== undefined ? "--home" : envHome !== undefined ? "RATCHET_HOME" : "RATCHET_DATABASE_URL",
+        record
+      }
+      : record !== null
+      ? { home: record.record.home, database: record.record.database, source: "record", record }
+      : { home: path.resolve(expand("~/.ratchet")), database: null, source: "default", record }
+    if (choice.database === null && options.creating !== true && (choice.source === "record" || choice.source === "default")) {
+      const file = path.join(choice.home, "ratchet.db")
+      const present = fs.existsSync(file)
+      if (!present && choice.source === "record") {
+        return Effect.fail(
+          new ControllerError.InvalidRequest({
+            field: "store",
+            reason: `this checkout's record ${record?.file} names the store ${file}, which does not exist; it was not created.`,
+            fix: "Restore it, or name the store this checkout should use (--home <dir> for ratchet mcp, or RATCHET_HOME=<dir>) and record it: ratchet init with that RATCHET_HOME."
+          })
+        )
+      }
+      const others = !present && localDir !== undefined ? otherStoresSeen(localDir, file) : []
+      if (others.length > 0) {
+        return Effect.fail(
+          new ControllerError.InvalidRequest({
+            field: "store",
+            reason: `no --home, RATCHET_HOME, RATCHET_DATABASE_URL or record of this checkout names a store, the default ${file} does not exist, and this checkout has used ${others.join(", ")}; nothing was created.`,
+            fix: "Name that store (--home <dir> for ratchet mcp, RATCHET_HOME=<dir>, or RATCHET_DATABASE_URL) and record it for this checkout: ratchet init run with it. To start with the default store instead: ratchet init --force."
+          })
+        )
+      }
+    }
+    process.env["RATCHET_HOME"] = choice.home
+    if (choice.source === "record") {
+      if (choice.database === null) delete process.env["RATCHET_DATABASE_URL"]
+      else {
+        process.env["RATCHET_DATABASE_URL"] = choice.database.url
+        if (choice.database.schema === null) delete process.env["RATCHET_DATABASE_SCHEMA"]
+        else process.env["RATCHET_DATABASE_SCHEMA"] = choice.database.schema
+      }
+    }
+    chosen = choice
+    return Effect.succeed(choice)
+  })
+
+/**
+ * The record of `choice` for the checkout, as `ratchet init` writes it: the home, and a
+ * PostgreSQL URL without its password. `null` when the URL cannot be rewritten without it (then
+ * nothing is recorded rather than a password).
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const recordOf = (choice: Choice, now: Date = new Date()): StoreRecord.StoreRecord | null => {
+  if (choice.database === null) return { version: 1, home: choice.home, database: null, recordedAt: now.toISOString() }
+  const redacted = StoreRecord.redact(choice.database.url)
+  if (redacted === null) return null
+  return { version: 1, home: choice.home, database: { url: redacted.url, schema: choice.database.schema, passwordOmitted: redacted.passwordOmitted }, recordedAt: now.toISOString() }
 }

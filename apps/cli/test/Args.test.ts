@@ -393,3 +393,35 @@ describe("Commands.find", () => {
     expect(Commands.find(argv)).toBeNull()
   })
 })
+
+describe("Args.hoistGlobalOptions", () => {
+  // Written by hand: what a person types, and what the parser is then given.
+  const moved: ReadonlyArray<readonly [ReadonlyArray<string>, ReadonlyArray<string>]> = [
+    [["-C", "../repo", "status"], ["status", "-C", "../repo"]],
+    [["--cwd", "../repo", "status", "t-1"], ["status", "t-1", "--cwd", "../repo"]],
+    [["--cwd=../repo", "status"], ["status", "--cwd=../repo"]],
+    [["--json", "task", "list"], ["task", "list", "--json"]],
+    [["--no-color", "--verbose", "status"], ["status", "--no-color", "--verbose"]],
+    [["--json", "-C", "/r", "brief", "t-1", "ask", "Why?"], ["brief", "t-1", "ask", "Why?", "--json", "-C", "/r"]],
+    // Before a `--`, never after it, so they cannot become a command's arguments.
+    [["--json", "step", "run", "--", "npm", "test"], ["step", "run", "--json", "--", "npm", "test"]]
+  ]
+  const unchanged: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+    ["nothing typed", []],
+    ["the command first", ["status", "--json"]],
+    ["help first", ["--help", "status"]],
+    ["a mistyped option first", ["--jsn", "status"]],
+    ["-C without its value", ["-C"]],
+    ["-C followed by an option", ["-C", "--json", "status"]],
+    ["only global options", ["--json"]],
+    ["global options then another option", ["--json", "--help"]],
+    ["--cwd= with no directory", ["--cwd=", "status"]],
+    ["a single dash", ["-", "status"]]
+  ]
+  it.each(moved)("moves the leading global options of %j after the command", (typed, parsed) => {
+    expect(Args.hoistGlobalOptions(typed)).toEqual(parsed)
+  })
+  it.each(unchanged)("leaves %s as it is", (_name, typed) => {
+    expect(Args.hoistGlobalOptions(typed)).toBe(typed)
+  })
+})

@@ -12,7 +12,7 @@ import * as Help from "../src/Help.js"
 
 const referenceFile = fileURLToPath(new URL("../../../docs/cli.md", import.meta.url))
 
-/** Splits one example into words as a POSIX shell would (double quotes only), up to a pipe or `&&`. */
+/** Splits one example into words as a POSIX shell would (double quotes only), up to a pipe, `&&` or a redirection. */
 const words = (example: string): ReadonlyArray<string> => {
   const result: Array<string> = []
   let current: string | null = null
@@ -28,7 +28,7 @@ const words = (example: string): ReadonlyArray<string> => {
     } else if (c === " ") {
       if (current !== null) result.push(current)
       current = null
-    } else if (c === "|" || (c === "&" && example[i + 1] === "&")) {
+    } else if (c === "|" || c === ">" || (c === "&" && example[i + 1] === "&")) {
       break
     } else {
       current = (current ?? "") + c
@@ -49,7 +49,7 @@ describe("docs/cli.md", () => {
 
 describe("each command's help", () => {
   describe.each(Commands.commands.map((spec) => [spec.name, spec] as const))("ratchet %s", (_name, spec) => {
-    const help = Help.command(spec)
+    const help = Help.command(spec, Help.unwrapped)
 
     it("shows the usage and at least one example line starting with `  $ ratchet`", () => {
       expect(help).toContain(`Usage: ${spec.usage}`)
@@ -99,7 +99,7 @@ describe("each command's help", () => {
 })
 
 describe("ratchet --help", () => {
-  const main = Help.main()
+  const main = Help.main(Help.unwrapped)
 
   it("lists every command with its synopsis and summary", () => {
     for (const spec of Commands.commands) {
@@ -133,7 +133,7 @@ describe("Help.group", () => {
     }
     expect([...Help.groups].sort()).toEqual(Object.keys(expected).sort())
     for (const [word, names] of Object.entries(expected)) {
-      const text = Help.group(word)
+      const text = Help.group(word, Help.unwrapped)
       expect(text).toContain(`${names.length} commands`)
       for (const name of names) {
         const spec = Commands.commands.find((c) => c.name === name)

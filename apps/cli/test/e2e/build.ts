@@ -1,7 +1,8 @@
 /**
- * The end-to-end tests' global setup: builds the bundled CLI (`apps/cli/dist/ratchet.mjs`) and the
- * bundled runner it starts (`apps/runner/dist/ratchet-runner.mjs`) once, with the same scripts
- * `npm install` runs, so every test spawns what a user runs.
+ * The end-to-end tests' global setup: builds the bundled CLI (`apps/cli/dist/ratchet.mjs`, with
+ * the runner `ratchet run` starts, `apps/cli/dist/ratchet-runner.mjs`) and the runner's own bundle
+ * (`apps/runner/dist/ratchet-runner.mjs`, which the multi-machine scenarios start directly) once,
+ * with the same scripts `npm install` runs, so every test spawns what a user runs.
  */
 import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"

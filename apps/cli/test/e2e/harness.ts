@@ -71,15 +71,16 @@ const collect = (
   child: ChildProcessWithoutNullStreams,
   described: string,
   lenient: boolean,
-  onStdout: (soFar: () => string) => void = () => {}
+  onStdout: (soFar: () => string) => void = () => {},
+  timeoutMs: number = callTimeoutMs
 ): Promise<Result> =>
   new Promise((resolve, reject) => {
     const out: Array<Buffer> = []
     const err: Array<Buffer> = []
     const timer = setTimeout(() => {
       child.kill("SIGKILL")
-      reject(new Error(`timed out after ${callTimeoutMs} ms: ${described}`))
-    }, callTimeoutMs)
+      reject(new Error(`timed out after ${timeoutMs} ms: ${described}`))
+    }, timeoutMs)
     child.stdout.on("data", (chunk: Buffer) => {
       out.push(chunk)
       onStdout(() => Buffer.concat(out).toString("utf8"))
@@ -103,10 +104,17 @@ const collect = (
 export const exec = (
   file: string,
   args: ReadonlyArray<string>,
-  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly input?: string | undefined; readonly lenient?: boolean }
+  options: {
+    readonly cwd: string
+    readonly env: NodeJS.ProcessEnv
+    readonly input?: string | undefined
+    readonly lenient?: boolean
+    /** How long the call may take before it is killed (a minute unless said; an install takes longer). */
+    readonly timeoutMs?: number
+  }
 ): Promise<Result> => {
   const child = spawn(file, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] })
-  const result = collect(child, [file, ...args].join(" "), options.lenient === true)
+  const result = collect(child, [file, ...args].join(" "), options.lenient === true, undefined, options.timeoutMs)
   child.stdin.end(options.input ?? "")
   return result
 }
@@ -192,6 +200,11 @@ export interface Engine {
   readonly fingerprint: (world: World) => Promise<string>
   /** Takes blob `ref` out of the store (as a lost file or row would); the result puts it back. */
   readonly removeBlob: (world: World, ref: string) => Promise<() => Promise<void>>
+  /**
+   * Whether no other process holds the store in the middle of a transaction (a writer could start
+   * one now): a process stopped (SIGSTOP) inside one would hold every writer out until it goes on.
+   */
+  readonly quiet: (world: World) => Promise<boolean>
   /** Drops what the engine created for the worlds of this file. */
   readonly cleanup: () => Promise<void>
 }
@@ -234,6 +247,20 @@ export const sqlite: Engine = {
     const bytes = fs.readFileSync(file)
     fs.rmSync(file)
     return Promise.resolve(() => Promise.resolve(fs.writeFileSync(file, bytes)))
+  },
+  quiet: (world) => {
+    // A write transaction of our own that cannot wait: SQLITE_BUSY means another holds the lock.
+    const db = new Database(path.join(world.home, "ratchet.db"), { timeout: 0 })
+    try {
+      db.exec("BEGIN IMMEDIATE")
+      db.exec("ROLLBACK")
+      return Promise.resolve(true)
+    } catch (error) {
+      if ((error as { code?: unknown }).code === "SQLITE_BUSY") return Promise.resolve(false)
+      throw error
+    } finally {
+      db.close()
+    }
   },
   cleanup: () => Promise.resolve()
 }
@@ -289,6 +316,17 @@ export const postgres = (): Engine => {
           parts.push(rows.rows.map((row) => JSON.stringify(row)).sort())
         }
         return sha256(JSON.stringify(parts))
+      }),
+    quiet: (world) =>
+      withClient(async (client) => {
+        // Locks on the world's tables are held only inside a transaction (a statement's own ends
+        // with it): another backend holding one is in a transaction now.
+        const held = await client.query<{ count: string }>(
+          `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation JOIN pg_namespace n ON n.oid = c.relnamespace
+           WHERE n.nspname = $1 AND l.pid <> pg_backend_pid()`,
+          [world.env["RATCHET_DATABASE_SCHEMA"] ?? ""]
+        )
+        return Number(held.rows[0]?.count ?? "0") === 0
       }),
     cleanup: async () => {
       const dropping = schemas.splice(0)
@@ -347,7 +385,11 @@ export const removeWorlds = (): void => {
 const baseEnv = (): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith("RATCHET_") || key.startsWith("GIT_") || key === "NO_COLOR" || key === "FORCE_COLOR" || key === "CLAUDE_PROJECT_DIR") continue
+    // OTEL_* and a trace context would make the CLI export traces (or warn) where a test does not expect it.
+    if (
+      key.startsWith("RATCHET_") || key.startsWith("GIT_") || key.startsWith("OTEL_") ||
+      ["NO_COLOR", "FORCE_COLOR", "CLAUDE_PROJECT_DIR", "TRACEPARENT", "TRACESTATE"].includes(key)
+    ) continue
     env[key] = value
   }
   return { ...env, NO_COLOR: "1", SHELL: "/bin/sh" }

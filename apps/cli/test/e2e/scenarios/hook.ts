@@ -18,6 +18,8 @@
  *   cwd of /, of the repository's parent or with NUL does not let a write outside the scope through;
  *   the project is found from the hook's own directory or CLAUDE_PROJECT_DIR.
  * - Stop with an unverified required criterion: blocked once, allowed with stop_hook_active.
+ * - A worker's turn of reads only (no hook runs at their end): the stop reads the session's
+ *   transcript for the end of a call, and records it before the stop's own turn event.
  * - Malformed payloads: a tool call is blocked (exit 2, no stack trace), another event warns;
  *   nothing is written to the store either way.
  * - Settings: installed next to the user's own hooks, idempotently, and removed leaving them.
@@ -26,10 +28,12 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { confirmationOf, createTask, type Engine, events, makeWorld, passphrase, personalAct, removeWorlds, status, toPlanApproved, type World } from "../harness.js"
+import { cliRoot, confirmationOf, createTask, type Engine, events, makeWorld, passphrase, personalAct, removeWorlds, status, toPlanApproved, type World } from "../harness.js"
 
 const packages = path.resolve(import.meta.dirname, "../../../../../packages")
 const fixtureDirectory = { "claude-code": path.join(packages, "host-claude-code/test/fixtures"), codex: path.join(packages, "host-codex/test/fixtures") }
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /** A payload as JSON gives it: any field may be read or replaced. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON document
@@ -227,6 +231,41 @@ export const hookScenarios = (engine: Engine): void => {
         "toolFailed"
       ])
       expect(new Set(turns.map((record) => `${record.actor.id} ${record.event.stepId}#${record.event.attempt}`))).toEqual(new Set([`claude-code:${claudeSession} fix#1`]))
+
+      // a turn of reads only: their ends start no hook (PostToolUse matches the judged tools, ADR
+      // 0030), so the stop reads the session's transcript for a call that ended in the turn. The
+      // blocked stop records the Grep and Read of the fixture's last turn before the new turn; the
+      // next stop, whose transcript's turn has no call yet, only ends the stream; a transcript
+      // that cannot be read tells nothing and changes no answer.
+      const transcripts = path.join(world.root, "transcripts")
+      fs.mkdirSync(transcripts)
+      const readOnly = fs.readFileSync(path.join(fixtureDirectory["claude-code"], "transcripts", "read-only-turn.jsonl"), "utf8")
+      const lines = readOnly.split("\n")
+      const untilPrompt = `${lines.slice(0, lines.findIndex((entry) => entry.includes("Which tests cover it?")) + 1).join("\n")}\n`
+      fs.writeFileSync(path.join(transcripts, "reads.jsonl"), readOnly)
+      fs.writeFileSync(path.join(transcripts, "prompt.jsonl"), untilPrompt)
+      const stopWith = (file: string, continuing: boolean) =>
+        payload(world, continuing ? "Stop.stop_hook_active-true.json" : "Stop.stop_hook_active-false.json", (value) => {
+          value["transcript_path"] = path.join(transcripts, file)
+        })
+      const beforeReads = (await events(world, planned)).length
+      expect((await hook(world, payload(world, "UserPromptSubmit.basic.json"))).stdout).toBe("")
+      const readStop = await hook(world, stopWith("reads.jsonl", false))
+      expect(JSON.parse(readStop.stdout)).toMatchObject({ decision: "block", reason: expect.stringContaining("AC-001") })
+      expect((await hook(world, stopWith("prompt.jsonl", true))).stdout).toBe("")
+      expect((await hook(world, payload(world, "UserPromptSubmit.basic.json"))).stdout).toBe("")
+      const unreadable = await hook(world, stopWith("missing.jsonl", true))
+      expect(unreadable.code, unreadable.stderr).toBe(0)
+      expect(unreadable.stdout).toBe("")
+      const readTurns = (await events(world, planned)).slice(beforeReads).filter((record) => record.type === "TurnRecorded")
+      expect(readTurns.map((record) => record.event.turn._tag)).toEqual([
+        "turnStarted",
+        "toolUsed",
+        "turnStarted",
+        "streamReadCompleted",
+        "turnStarted",
+        "streamReadCompleted"
+      ])
 
       // a call whose end is never reported (declined at Claude Code's own prompt) stays open until
       // the worker marks the step done: then it is closed, the note says so, and the session's
@@ -487,26 +526,41 @@ export const hookScenarios = (engine: Engine): void => {
 
       const installed = await world.run(["hooks", "install", "claude-code", "--json"])
       expect(installed.code, installed.stderr).toBe(0)
-      expect(installed.json).toMatchObject({ ok: true, file: settingsFile, scope: "project", changed: true, entries: 9 })
+      expect(installed.json).toMatchObject({ ok: true, file: settingsFile, scope: "project", changed: true, entries: 8 })
+      const launcher = path.join(cliRoot, "bin", "ratchet-hook")
+      const program = `'${process.execPath}' '${path.join(cliRoot, "dist", "ratchet.mjs")}' hook claude-code`
+      expect(installed.json.runs).toEqual({ launcher, program })
       const written = JSON.parse(fs.readFileSync(settingsFile, "utf8"))
       expect(written.model).toBe("claude-sonnet-4-5")
       expect(written.hooks.PreToolUse[0]).toEqual(theirs.hooks.PreToolUse[0])
-      expect(written.hooks.PreToolUse[1]).toEqual({ hooks: [{ type: "command", command: "ratchet hook claude-code", timeout: 10 }] })
+      expect(written.hooks.PreToolUse[1]).toEqual({
+        matcher: "^(?:Bash|Edit|Write|MultiEdit|NotebookEdit)$",
+        hooks: [{ type: "command", command: expect.stringMatching(new RegExp(`^/bin/sh -c '.*' '${launcher}' claude-code PreToolUse ${escapeRegExp(program)}$`)), timeout: 10 }]
+      })
+      expect(written.hooks.Stop).toEqual([{ hooks: [{ type: "command", command: expect.stringMatching(new RegExp(`^/bin/sh -c '.*exit 1' '${launcher}' claude-code Stop ${escapeRegExp(program)}$`)), timeout: 10 }] }])
+      expect(written.hooks.SubagentStop).toBeUndefined()
+      // a call's end starts a hook for the judged tools only; a failure of any tool does (ADR 0030)
+      expect(written.hooks.PostToolUse.map((group: Payload) => group.matcher)).toEqual(["^(?:Bash|Edit|Write|MultiEdit|NotebookEdit)$"])
+      expect(written.hooks.PostToolUseFailure.map((group: Payload) => group.matcher)).toEqual([undefined])
 
       const twice = await world.run(["hooks", "install", "claude-code", "--json"])
-      expect(twice.json).toMatchObject({ changed: false, entries: 9 })
+      expect(twice.json).toMatchObject({ changed: false, entries: 8 })
       expect(JSON.parse(fs.readFileSync(settingsFile, "utf8"))).toEqual(written)
 
       const removed = await world.run(["hooks", "uninstall", "claude-code", "--json"])
-      expect(removed.json).toMatchObject({ changed: true, entries: 0 })
+      expect(removed.json).toMatchObject({ changed: true, entries: 0, runs: null })
       expect(JSON.parse(fs.readFileSync(settingsFile, "utf8"))).toEqual(theirs)
 
       // Codex: .codex/hooks.json, created when missing, removed back to nothing of ours
       const codexFile = path.join(world.repo, ".codex", "hooks.json")
       const codexInstalled = await world.run(["hooks", "install", "codex", "--json"])
-      expect(codexInstalled.json).toMatchObject({ ok: true, host: "codex", file: codexFile, changed: true, entries: 8 })
-      expect(JSON.parse(fs.readFileSync(codexFile, "utf8")).hooks.Stop).toEqual([{ hooks: [{ type: "command", command: "ratchet hook codex", timeout: 10 }] }])
-      expect(JSON.parse(fs.readFileSync(codexFile, "utf8")).hooks.SessionEnd).toEqual([{ hooks: [{ type: "command", command: "ratchet hook codex", timeout: 3 }] }])
+      expect(codexInstalled.json).toMatchObject({ ok: true, host: "codex", file: codexFile, changed: true, entries: 7 })
+      const codexProgram = `'${process.execPath}' '${path.join(cliRoot, "dist", "ratchet.mjs")}' hook codex`
+      expect(JSON.parse(fs.readFileSync(codexFile, "utf8")).hooks.Stop).toEqual([{ hooks: [{ type: "command", command: expect.stringMatching(new RegExp(`^/bin/sh -c '.*exit 1' '${launcher}' codex Stop ${escapeRegExp(codexProgram)}$`)), timeout: 10 }] }])
+      expect(JSON.parse(fs.readFileSync(codexFile, "utf8")).hooks.SessionEnd).toEqual([{ hooks: [{ type: "command", command: expect.stringMatching(new RegExp(`^/bin/sh -c '.*exit 1' '${launcher}' codex SessionEnd ${escapeRegExp(codexProgram)}$`)), timeout: 3 }] }])
+      expect(JSON.parse(fs.readFileSync(codexFile, "utf8")).hooks.PermissionRequest[0].matcher).toBe("^(?:Bash|apply_patch)$")
+      // Codex reports no failure of its own and its transcript is its own: every call's end runs the hook
+      expect(JSON.parse(fs.readFileSync(codexFile, "utf8")).hooks.PostToolUse[0].matcher).toBeUndefined()
       expect((await world.run(["hooks", "uninstall", "codex", "--json"])).json).toMatchObject({ changed: true, entries: 0 })
       expect(JSON.parse(fs.readFileSync(codexFile, "utf8"))).toEqual({})
       // a --command that does not run the hook would be unrecognisable later: refused

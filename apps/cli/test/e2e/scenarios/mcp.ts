@@ -13,8 +13,16 @@
  * - Spoken to directly: standard output carries only JSON-RPC lines, a person named by
  *   RATCHET_ACTOR is not taken over (a note on standard error), and the server exits 0 when its
  *   standard input closes.
+ * - Started with an empty environment (`env -i`, as MCP clients pass a server few variables), in
+ *   a directory of a project initialised with its own RATCHET_HOME (and PostgreSQL database), it
+ *   finds that store through the checkout's record, says on standard error which project and
+ *   store it serves, creates nothing in HOME, starts a runner that finds the same store, and
+ *   names the store in a "No task" refusal; `--home` and RATCHET_HOME take precedence over the
+ *   record, and a recorded SQLite store that is gone is refused, not created.
  */
 import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, describe, expect, it } from "vitest"
@@ -67,6 +75,26 @@ export const call = async (client: Client, name: string, args: Record<string, un
   const result = await client.callTool({ name, arguments: args })
   const content = result.content as ReadonlyArray<{ readonly type: string; readonly text?: string }>
   return { isError: result.isError === true, text: content[0]?.text ?? "", json: result.structuredContent }
+}
+
+/**
+ * A connected client of `ratchet mcp` started with nothing but `PATH` (node's directory) and a
+ * scratch `HOME` in its environment (`env -i`), in `cwd`, with `args` after `mcp`.
+ */
+const connectBare = async (cwd: string, home: string, args: ReadonlyArray<string> = [], env: ReadonlyArray<string> = []) => {
+  const transport = new StdioClientTransport({
+    command: "env",
+    args: ["-i", `PATH=${path.dirname(process.execPath)}`, `HOME=${home}`, ...env, process.execPath, bin, "mcp", ...args],
+    cwd,
+    stderr: "pipe"
+  })
+  const errors: Array<Buffer> = []
+  transport.stderr?.on("data", (chunk: Buffer) => errors.push(chunk))
+  const client = new Client({ name: "ratchet-e2e-bare", version: "0.0.0" })
+  await client.connect(transport)
+  // Listed first, as hosts do: the SDK client then checks every answer against its tool's outputSchema.
+  await client.listTools()
+  return { client, stderr: () => Buffer.concat(errors).toString("utf8") }
 }
 
 /** A task view without the lease's `now`, which differs between two reads. */
@@ -155,7 +183,13 @@ export const mcpScenarios = (engine: Engine): void => {
         // refusals: the controller's reason as a tool error, and the server answers on
         const unknown = await call(client, "task_status", { taskId: "t-00000000" })
         expect(unknown.isError).toBe(true)
-        expect(unknown.text).toMatch(/^No task "t-00000000" in project prj-[0-9a-f-]+\. List this project's tasks with: ratchet task list$/)
+        expect(unknown.text).toMatch(
+          new RegExp(
+            `^No task "t-00000000" in project prj-[0-9a-f-]+\\. List this project's tasks with: ratchet task list\\. Looked in the store ${
+              engine.name === "postgres" ? "PostgreSQL postgres://\\S+ schema \\w+ \\(from RATCHET_HOME and RATCHET_DATABASE_URL\\)" : "SQLite \\S+/ratchet\\.db \\(from RATCHET_HOME\\)"
+            }; to serve another, start ratchet mcp with --home <dir>`
+          )
+        )
         expect(unknown.json).toMatchObject({ ok: false, command: "status", exitCode: 2, error: { _tag: "@ratchet/controller/TaskNotFound" } })
         const oversized = await call(client, "task_create", { goal: "a".repeat(2 * 1024 * 1024) })
         expect(oversized).toMatchObject({ isError: true, text: expect.stringContaining("goal: is longer than 65536 characters") })
@@ -198,6 +232,83 @@ export const mcpScenarios = (engine: Engine): void => {
       }
       const log = await events(world, taskId)
       expect(log.find((record) => record.type === "RunStarted")?.actor).toEqual({ kind: "runner", id: agent.id })
+    })
+
+    it("finds the store ratchet init recorded when started with an empty environment, and says which it serves", async () => {
+      const world = await makeWorld(engine)
+      const scratch = path.join(world.root, "scratch-home")
+      fs.mkdirSync(scratch)
+      const recordFile = path.join(world.repo, ".git", "ratchet", "store.json")
+      const record = JSON.parse(fs.readFileSync(recordFile, "utf8"))
+      const database = engine.name === "postgres"
+        ? { url: world.env["RATCHET_DATABASE_URL"], schema: world.env["RATCHET_DATABASE_SCHEMA"], passwordOmitted: false }
+        : null
+      expect(record).toMatchObject({ version: 1, home: world.home, database })
+      const store = engine.name === "postgres"
+        ? `PostgreSQL ${world.env["RATCHET_DATABASE_URL"]} schema ${world.env["RATCHET_DATABASE_SCHEMA"]}`
+        : `SQLite ${world.home}/ratchet.db`
+      const projectId = JSON.parse(fs.readFileSync(path.join(world.repo, ".ratchet", "project.json"), "utf8")).projectId as string
+      const taskId = await toPlanApproved(world, "Make the date test deterministic")
+
+      // in a subdirectory of the project, as a client may start it
+      const { client, stderr } = await connectBare(path.join(world.repo, "test"), scratch)
+      try {
+        const read = await call(client, "task_status", { taskId })
+        expect(read.isError, read.text).toBe(false)
+        expect(stable(read.json.task)).toEqual(stable(await status(world, taskId)))
+        const unknown = await call(client, "task_status", { taskId: "t-00000000" })
+        expect(unknown.isError).toBe(true)
+        expect(unknown.text).toContain(`Looked in the store ${store} (from this checkout's record ${recordFile}); to serve another, start ratchet mcp with --home <dir>`)
+        expect(unknown.json.error).toMatchObject({ _tag: "@ratchet/controller/TaskNotFound", store: `${store} (from this checkout's record ${recordFile})` })
+
+        // the runner it starts is given the same store
+        expect((await call(client, "run_start", { taskId })).isError).toBe(false)
+        let checked = await call(client, "run_check", { taskId })
+        for (let tries = 0; checked.json.task.state !== "VERIFYING" && tries < 240; tries++) {
+          await new Promise((resolve) => setTimeout(resolve, 250))
+          checked = await call(client, "run_check", { taskId })
+        }
+        expect(checked.json.task.state, JSON.stringify(checked.json)).toBe("VERIFYING")
+      } finally {
+        await client.close()
+      }
+      const lines = stderr().split("\n").filter((line) => line.startsWith("ratchet mcp: serving"))
+      expect(lines).toEqual([
+        `ratchet mcp: serving project ${projectId} (repo) at ${world.repo} from the store ${store} (from this checkout's record ${recordFile})`
+      ])
+      expect(fs.readdirSync(scratch)).toEqual([])
+      expect((await status(world, taskId)).state).toBe("VERIFYING")
+
+      // --home, then RATCHET_HOME, over the record: an empty store there, and the line says so
+      const other = path.join(world.root, "other-home")
+      for (const [args, env, origin] of [[["--home", other], [], "--home"], [[], [`RATCHET_HOME=${other}`], "RATCHET_HOME"]] as const) {
+        const named = await connectBare(world.repo, scratch, args, env)
+        try {
+          const missing = await call(named.client, "task_status", { taskId })
+          expect(missing.isError).toBe(true)
+          expect(missing.text).toContain(`Looked in the store SQLite ${other}/ratchet.db (from ${origin})`)
+        } finally {
+          await named.client.close()
+        }
+        expect(named.stderr()).toContain(`from the store SQLite ${other}/ratchet.db (from ${origin}); this checkout's record names ${store}`)
+      }
+
+      if (engine.name === "sqlite") {
+        // a recorded store that is gone is refused before anything is served, and not created
+        fs.renameSync(world.home, `${world.home}.moved`)
+        const refused = await new Promise<{ readonly code: number | null; readonly stderr: string }>((resolve, reject) => {
+          const child = spawn("env", ["-i", `PATH=${path.dirname(process.execPath)}`, `HOME=${scratch}`, process.execPath, bin, "mcp"], { cwd: world.repo, stdio: ["pipe", "pipe", "pipe"] })
+          const err: Array<Buffer> = []
+          child.stderr.on("data", (chunk: Buffer) => err.push(chunk))
+          child.on("error", reject)
+          child.on("close", (code) => resolve({ code, stderr: Buffer.concat(err).toString("utf8") }))
+          child.stdin.end()
+        })
+        expect(refused.code).toBe(2)
+        expect(refused.stderr).toContain(`this checkout's record ${recordFile} names the store ${world.home}/ratchet.db, which does not exist; it was not created.`)
+        expect(fs.existsSync(world.home)).toBe(false)
+        fs.renameSync(`${world.home}.moved`, world.home)
+      }
     })
 
     it("speaks only JSON-RPC on standard output, never writes as a person, and exits 0 when its input closes", async () => {

@@ -10,7 +10,7 @@
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it, onTestFinished } from "vitest"
 import { bin, checkLog, type Engine, exec, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
 import { commandStep, planOf } from "./run.js"
 
@@ -31,12 +31,15 @@ const statOf = (pid: number): ReadonlyArray<string> | null => {
 
 const lines = (file: string): number => (fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").length : 0)
 
-/** The pid file of the step's command under the runner's output directory, once there. */
+/**
+ * The pid file of the step's command under the runner's output directory, once written whole (the
+ * runner creates it, then writes `pgid boot start`: a file seen in between is still empty).
+ */
 const pidFile = async (world: World): Promise<string> => {
   const directory = path.join(world.home, "output")
   for (;;) {
     const found = fs.existsSync(directory) ? fs.readdirSync(directory).find((name) => name.endsWith(".pid") && !name.includes(".probe")) : undefined
-    if (found !== undefined) return path.join(directory, found)
+    if (found !== undefined && /^\d+ \S+ \d+$/.test(fs.readFileSync(path.join(directory, found), "utf8"))) return path.join(directory, found)
     await sleep(20)
   }
 }
@@ -78,16 +81,54 @@ export const orphanScenarios = (engine: Engine): void => {
     it("2. a takeover after a SIGSTOPped runner proceeds as soon as the command has ended (a zombie), and the runner says it was taken over", async () => {
       const world = await makeWorld(engine)
       const marker = path.join(world.root, "marker.txt")
-      const step = commandStep("effect", `sleep 1; echo ran >> ${JSON.stringify(marker)}`, { idempotent: true, timeoutSeconds: 120 })
+      // The command ends only once the test opens its gate, after the runner is stopped: on a
+      // loaded machine a command that ends by itself may have been reaped before the stop.
+      const gate = path.join(world.root, "gate")
+      const script = `while [ ! -e ${JSON.stringify(gate)} ]; do sleep 0.05; done; echo ran >> ${JSON.stringify(marker)}`
+      const step = commandStep("effect", script, { idempotent: true, timeoutSeconds: 120 })
       const taskId = await toPlanApproved(world, "A stopped runner", specText(), planOf([step]))
-      const first = exec(process.execPath, [bin, "run", taskId], { cwd: world.repo, env: { ...world.env, ...leaseEnv } })
+      // The runner stays stopped for as long as the test needs: no call timeout of a minute.
+      const first = exec(process.execPath, [bin, "run", taskId], { cwd: world.repo, env: { ...world.env, ...leaseEnv }, timeoutMs: 380_000 })
+      // Awaited at the end; a failure before that must not surface as an unhandled rejection.
+      first.catch(() => undefined)
       const file = await pidFile(world)
       const pgid = Number(fs.readFileSync(file, "utf8").split(" ")[0])
-      const runner = Number(statOf(pgid)![1])
-      process.kill(runner, "SIGSTOP")
+      // The group's leader is the command's shell, waiting at its gate: its parent is the runner.
+      const leader = statOf(pgid)
+      expect(leader, "the step's command is not running").not.toBeNull()
+      const runner = Number(leader![1])
+      // Whatever happens to the test (a timeout included), the runner does not stay stopped: a
+      // stopped backend's locks would hold the schema's cleanup for ever.
+      onTestFinished(() => {
+        try {
+          process.kill(runner, "SIGCONT")
+        } catch {
+          // already gone
+        }
+      })
+      // Stopped between its transactions: a runner stopped inside one (a heartbeat's, every
+      // 100 ms here) holds every writer out until it goes on, the takeover included (SQLite's
+      // write lock, PostgreSQL's row locks); that is not the case this scenario is about.
+      for (let tries = 0;; tries++) {
+        process.kill(runner, "SIGSTOP")
+        while (statOf(runner)?.[0] !== "T") await sleep(5)
+        // A statement it sent just before it stopped still reaches the server and takes its
+        // locks there (PostgreSQL): look only once the server has had time to run it.
+        await sleep(300)
+        if (await world.engine.quiet(world)) break
+        expect(tries, "the stopped runner was inside a transaction every time").toBeLessThan(50)
+        process.kill(runner, "SIGCONT")
+        await sleep(10 + tries * 7)
+      }
       try {
         // The command ends; its stopped parent cannot reap it.
-        while (statOf(pgid)?.[0] !== "Z") await sleep(50)
+        fs.writeFileSync(gate, "")
+        for (;;) {
+          const state = statOf(pgid)
+          expect(state, "the command's process went away under a stopped runner").not.toBeNull()
+          if (state?.[0] === "Z") break
+          await sleep(50)
+        }
         expect(lines(marker)).toBe(1)
         await sleep(400)
         const started = Date.now()

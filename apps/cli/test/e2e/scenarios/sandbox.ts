@@ -76,7 +76,7 @@ export const sandboxScenarios = (engine: Engine): void => {
 
       const claude = await run(world, ["hooks", "install", "claude-code", "--json"])
       expect(claude.code, claude.stderr).toBe(0)
-      expect(claude.json).toMatchObject({ host: "claude-code", file: claudeFile, changed: true, hooksChanged: true, entries: 9, sandbox: { file: claudeFile, changed: true, notes: [] } })
+      expect(claude.json).toMatchObject({ host: "claude-code", file: claudeFile, changed: true, hooksChanged: true, entries: 8, sandbox: { file: claudeFile, changed: true, notes: [] } })
       expect(fs.lstatSync(claudeFile).isSymbolicLink()).toBe(true)
       const settings = JSON.parse(read(dotfile))
       expect(settings.model).toBe("claude-sonnet-4-5")
@@ -100,7 +100,7 @@ export const sandboxScenarios = (engine: Engine): void => {
 
       const codex = await run(world, ["hooks", "install", "codex", "--json"])
       expect(codex.code, codex.stderr).toBe(0)
-      expect(codex.json).toMatchObject({ host: "codex", file: codexHooks, changed: true, entries: 8, sandbox: { file: codexConfig, changed: true, notes: [] } })
+      expect(codex.json).toMatchObject({ host: "codex", file: codexHooks, changed: true, entries: 7, sandbox: { file: codexConfig, changed: true, notes: [] } })
       expect(read(codexConfig)).toBe([
         "# the team's Codex settings",
         "model = \"gpt-5.5\"",

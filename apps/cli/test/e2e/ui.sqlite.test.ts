@@ -1,0 +1,4 @@
+import { sqlite } from "./harness.js"
+import { runPage } from "./scenarios/ui.js"
+
+runPage(sqlite)

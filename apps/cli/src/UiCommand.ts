@@ -13,6 +13,32 @@ import type { CommandSpec, Outcome } from "./Command.js"
 import * as Store from "./Store.js"
 
 /**
+ * The trace viewer's address template: `--trace-url`, else a non-empty `RATCHET_TRACE_URL`, else
+ * none. It must be an http(s) URL with `{traceId}` in it, since the page puts each trace id there.
+ *
+ * @since 0.4.0
+ * @category parsing
+ */
+export const traceUrlOf = (option: unknown, variable: string | undefined): Effect.Effect<string | null, ControllerError.InvalidRequest> => {
+  const given = typeof option === "string" ? { field: "--trace-url", value: option } : variable !== undefined && variable !== "" ? { field: "RATCHET_TRACE_URL", value: variable } : null
+  if (given === null) return Effect.succeed(null)
+  const shown = JSON.stringify(given.value.slice(0, 120))
+  const fix = `Give the viewer's address of one trace with {traceId} where the id goes, e.g. ${given.field === "--trace-url" ? "--trace-url " : "RATCHET_TRACE_URL="}'http://localhost:16686/trace/{traceId}'.`
+  if (given.value.length > 2048) return Effect.fail(new ControllerError.InvalidRequest({ field: given.field, reason: `the address has ${given.value.length} characters (at most 2048).`, fix }))
+  if (!given.value.includes("{traceId}")) return Effect.fail(new ControllerError.InvalidRequest({ field: given.field, reason: `${shown} has no {traceId} for the page to put a trace's id in.`, fix }))
+  let url: URL
+  try {
+    url = new URL(given.value.replaceAll("{traceId}", "0"))
+  } catch {
+    return Effect.fail(new ControllerError.InvalidRequest({ field: given.field, reason: `${shown} is not a URL.`, fix }))
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return Effect.fail(new ControllerError.InvalidRequest({ field: given.field, reason: `${shown} is a ${url.protocol} address; the page links only to http and https.`, fix }))
+  }
+  return Effect.succeed(given.value)
+}
+
+/**
  * `ratchet ui`.
  *
  * @since 0.3.0
@@ -20,20 +46,25 @@ import * as Store from "./Store.js"
  */
 export const ui: CommandSpec = {
   name: "ui",
-  usage: "ratchet ui [--port <n>] [--host <addr> [--token <token>]] [--home <dir>]",
+  usage: "ratchet ui [--port <n>] [--host <addr> [--token <token>]] [--trace-url <url>] [--home <dir>]",
   summary: "Look at the project's tasks, runs and evidence in a browser (a local, read-only page)",
   description: [
     "Serves a web page over this project's store and prints its URL; open it in a browser. The task list shows every task's state, stage and next step; a task shows its gate (the reasons and the required actions), its blockers, its revisions and digests, and its history a page of 200 events at a time (approvals with who approved which digest, invalidations, state changes); its run is a timeline (a lane per step, a bar per attempt coloured by how it ended, intents as marks, Indeterminate attempts and BLOCKED marked, successor attempts linked), and each attempt opens on its own page (the command, its exit, output tail, changed paths, intents, notes, turn events); its verification lists each criterion's verdict and evidence. The page follows the store: it reloads when the store moves, so an open run page shows attempts as they happen.",
-    "It never writes: an action is shown as the ratchet command to copy and run in a terminal. It listens on 127.0.0.1 and a free port unless --port names one, and answers only to that address. --host 0.0.0.0 (or any address beyond this machine) needs a token, which the page asks for: --token <token> gives it (at least 16 characters), otherwise one is made and printed in the URL. With --json it prints {url} (and the token) as one line, then serves until stopped (Ctrl-C). See docs/guides/ui.md."
+    "It never writes: an action is shown as the ratchet command to copy and run in a terminal. It listens on 127.0.0.1 and a free port unless --port names one, and answers only to that address. --host 0.0.0.0 (or any address beyond this machine) needs a token, which the page asks for: --token <token> gives it (at least 16 characters), otherwise one is made and printed in the URL. A run whose runners exported traces (OTEL_EXPORTER_OTLP_ENDPOINT, see docs/guides/traces.md) lists their trace ids; --trace-url (or RATCHET_TRACE_URL) with {traceId} in it makes them links into your trace viewer. With --json it prints {url} (and the token) as one line, then serves until stopped (Ctrl-C). See docs/guides/ui.md."
   ].join(" "),
   positionals: [],
   options: {
     port: { type: "string", valueName: "<n>", integer: { min: 0, max: 65535 }, description: "Listen on this port (0, the default, picks a free one)." },
     host: { type: "string", valueName: "<addr>", description: "Listen on this address (default 127.0.0.1); beyond loopback a token is required." },
     token: { type: "string", valueName: "<token>", description: "The token the page asks for (at least 16 characters); made up when --host is not loopback and none is given." },
+    "trace-url": {
+      type: "string",
+      valueName: "<url>",
+      description: "A trace viewer's address with {traceId} in it (e.g. http://localhost:16686/trace/{traceId}); the run page links each trace there. Default: RATCHET_TRACE_URL."
+    },
     home: { type: "string", valueName: "<dir>", description: "Read the store in <dir> (as RATCHET_HOME would), over RATCHET_HOME and this checkout's record." }
   },
-  examples: ["ratchet ui", "ratchet ui --port 4700", "ratchet ui --host 0.0.0.0 --port 4700", "ratchet ui --json"],
+  examples: ["ratchet ui", "ratchet ui --port 4700", "ratchet ui --host 0.0.0.0 --port 4700", "ratchet ui --trace-url 'http://localhost:16686/trace/{traceId}'", "ratchet ui --json"],
   needs: "project",
   run: (parsed, env) =>
     Effect.gen(function*() {
@@ -50,13 +81,14 @@ export const ui: CommandSpec = {
       if (host === "" || /[\s/?#@]/.test(host)) {
         return yield* new ControllerError.InvalidRequest({ field: "--host", reason: `${JSON.stringify(host.slice(0, 80))} is not an address.`, fix: "Give an IP address or a host name, e.g. --host 127.0.0.1." })
       }
+      const traceUrl = yield* traceUrlOf(parsed.options["trace-url"], process.env["RATCHET_TRACE_URL"])
       // Loaded on demand: the HTTP server and the pages are bundled apart (see the module comment).
       const server = yield* Effect.promise(() => import("./ui/Server.js"))
       const c = yield* Controller.Controller
       const token = given ?? (server.isLoopback(host) ? null : server.newToken())
       const choice = Store.current()
       const store = choice === null ? Store.engine() : Store.describe(choice)
-      yield* server.serve({ host, port, token }, (url) =>
+      yield* server.serve({ host, port, token, traceUrl }, (url) =>
         Effect.sync(() => {
           const opened = token === null ? url : `${url}?token=${encodeURIComponent(token)}`
           if (env.json) env.write(`${JSON.stringify({ ok: true, command: "ui", url, ...(token === null ? {} : { token, open: opened }) })}\n`)

@@ -41,6 +41,7 @@ import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as CommandHandler from "./CommandHandler.js"
 import { Project } from "./Controller.js"
@@ -56,6 +57,7 @@ import * as RunStep from "./RunStep.js"
 import * as RunWriter from "./RunWriter.js"
 import * as StepScope from "./StepScope.js"
 import * as TaskBranch from "./TaskBranch.js"
+import * as Tracing from "./Tracing.js"
 import * as WorkTree from "./WorkTree.js"
 
 /**
@@ -376,6 +378,9 @@ const runScoped = (
       const runId = begun.run.runId
       progress({ type: "run", taskId, runId, steps: begun.plan.steps.length, started, epoch })
       yield* Effect.annotateCurrentSpan({ "ratchet.run": runId, "ratchet.epoch": epoch, "ratchet.started": started })
+      // Each runner of the run says which trace it exports under, so the run page can link to it.
+      const trace = yield* Tracing.exported()
+      if (Option.isSome(trace)) yield* writer.write((_, at) => [{ _tag: "TraceRecorded", ...meta(at), runId, epoch, ...trace.value } satisfies Event.Event])
       if (taskNow().state === "RUNNING") {
         yield* RunRecovery.recover({
           root,

@@ -294,6 +294,26 @@ export const exporting = (env: Env): boolean => {
   return wanted !== null && !("variable" in wanted)
 }
 
+const w3c = { traceId: /^(?!0{32})[0-9a-f]{32}$/, spanId: /^(?!0{16})[0-9a-f]{16}$/ }
+
+/**
+ * The current span's trace and span ids when export is on (inside `ratchet.run`, the run's), for
+ * the run's `TraceRecorded`; none when off (a trace nobody collects is not worth a row) or when the
+ * ids are not W3C ones.
+ *
+ * @since 0.4.0
+ * @category utils
+ */
+export const exported = (env: Env = process.env): Effect.Effect<Option.Option<{ readonly traceId: string; readonly spanId: string }>> =>
+  !exporting(env)
+    ? Effect.succeed(Option.none())
+    : Effect.map(
+      Effect.option(Effect.currentSpan),
+      Option.flatMap((span) =>
+        w3c.traceId.test(span.traceId) && w3c.spanId.test(span.spanId) ? Option.some({ traceId: span.traceId, spanId: span.spanId }) : Option.none()
+      )
+    )
+
 /**
  * Exits with `code` once standard output and standard error have written what they hold.
  *

@@ -1,4 +1,5 @@
 import * as Tracing from "@ratchet/controller/Tracing"
+import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { describe, expect, it } from "vitest"
 
@@ -107,5 +108,31 @@ describe("Tracing.parentOf", () => {
   ]
   it.each(malformed)("ignores %j", (raw) => {
     expect(Option.isNone(Tracing.parentOf({ TRACEPARENT: raw }))).toBe(true)
+  })
+})
+
+describe("Tracing.exported", () => {
+  const inSpan = <A>(effect: Effect.Effect<A>) => Effect.runSync(Effect.withSpan(effect, "ratchet.run"))
+
+  it("is the current span's ids when export is on", () => {
+    const ids = inSpan(Effect.flatMap(Effect.currentSpan, (span) => Effect.map(Tracing.exported({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }), (found) => [span, found] as const)).pipe(Effect.orDie))
+    const [span, found] = ids
+    expect(found).toEqual(Option.some({ traceId: span.traceId, spanId: span.spanId }))
+    expect(span.traceId).toMatch(/^[0-9a-f]{32}$/)
+  })
+
+  it("is none when export is off, disabled or unusable, and outside any span", () => {
+    expect(inSpan(Tracing.exported({}))).toEqual(Option.none())
+    expect(inSpan(Tracing.exported({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SDK_DISABLED: "true" }))).toEqual(Option.none())
+    expect(inSpan(Tracing.exported({ OTEL_EXPORTER_OTLP_ENDPOINT: "127.0.0.1:4318" }))).toEqual(Option.none())
+    expect(Effect.runSync(Tracing.exported({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }))).toEqual(Option.none())
+  })
+
+  it("is none for a span whose ids are not W3C ones (an all-zero trace)", () => {
+    const zero = Tracing.parentOf({ TRACEPARENT: `00-${"0".repeat(32)}-${"1".repeat(16)}-01` })
+    expect(Option.isNone(zero)).toBe(true)
+    const external = { _tag: "ExternalSpan", traceId: "0".repeat(32), spanId: "1".repeat(16), sampled: true, context: undefined } as never
+    const found = Effect.runSync(Effect.withSpan(Tracing.exported({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }), "x", { parent: external }))
+    expect(found).toEqual(Option.none())
   })
 })

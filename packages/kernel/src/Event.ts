@@ -434,6 +434,38 @@ export const LeaseTakenOver = event("LeaseTakenOver", {
 export const LeaseReleased = event("LeaseReleased", { epoch: Schema.Int })
 
 /**
+ * A W3C trace id: 32 lowercase hexadecimal digits, not all zero.
+ *
+ * @since 0.4.0
+ * @category schemas
+ */
+export const TraceId = Schema.String.pipe(
+  Schema.pattern(/^[0-9a-f]{32}$/),
+  Schema.filter((id) => !/^0+$/.test(id), { message: () => "a trace id of zeros names no trace" })
+)
+
+/**
+ * A W3C span id: 16 lowercase hexadecimal digits, not all zero.
+ *
+ * @since 0.4.0
+ * @category schemas
+ */
+export const SpanId = Schema.String.pipe(
+  Schema.pattern(/^[0-9a-f]{16}$/),
+  Schema.filter((id) => !/^0+$/.test(id), { message: () => "a span id of zeros names no span" })
+)
+
+/**
+ * The trace a process that holds the lease exports its spans under (ADR 0036): written once by
+ * each runner of the run, after its lease, only when traces are exported, so a page can link a run
+ * to its traces in a trace viewer. `spanId` is that runner's run span.
+ *
+ * @since 0.4.0
+ * @category schemas
+ */
+export const TraceRecorded = event("TraceRecorded", { runId: NonEmpty, epoch: Schema.Int, traceId: TraceId, spanId: SpanId })
+
+/**
  * What a step's command did, recorded in the same append as the intent's resolution: the exit code
  * (or the signal that ended it), how long it ran, whether its timeout ended it, its output as blob
  * references with the last lines inline (the failure fingerprint is taken over them), and the paths
@@ -621,7 +653,8 @@ export const Event = Schema.Union(
   VerificationRecorded,
   TurnRecorded,
   TaskRewound,
-  ApproversEntryRecorded
+  ApproversEntryRecorded,
+  TraceRecorded
 )
 
 /**
@@ -680,7 +713,8 @@ export const catalogue: Readonly<Record<Event["_tag"], number>> = {
   VerificationRecorded: 2,
   TurnRecorded: 1,
   TaskRewound: 1,
-  ApproversEntryRecorded: 1
+  ApproversEntryRecorded: 1,
+  TraceRecorded: 1
 }
 
 /**
@@ -779,7 +813,8 @@ const members: { readonly [K in Event["_tag"]]: Schema.Schema.AnyNoContext } = {
   VerificationRecorded,
   TurnRecorded,
   TaskRewound,
-  ApproversEntryRecorded
+  ApproversEntryRecorded,
+  TraceRecorded
 }
 
 /** How one older version of an event type is read: its own schema, then an upcast to the current. */

@@ -178,6 +178,7 @@ export const evolve = (aggregate: Aggregate, event: Event.Event): Aggregate => {
     case "TurnRecorded":
     case "TaskRewound":
     case "ApproversEntryRecorded":
+    case "TraceRecorded":
       // Run-level facts share the stream but not the lifecycle state.
       return task
   }
@@ -208,7 +209,8 @@ const versionOnly: ReadonlySet<Event.Event["_tag"]> = new Set<Event.Event["_tag"
   "VerificationRecorded",
   "TurnRecorded",
   "TaskRewound",
-  "ApproversEntryRecorded"
+  "ApproversEntryRecorded",
+  "TraceRecorded"
 ])
 
 /** The task `skipped` run-level facts later: the same task, with the version they add. */

@@ -58,7 +58,8 @@ const TYPES = [
   "VerificationRecorded",
   "TurnRecorded",
   "TaskRewound",
-  "ApproversEntryRecorded"
+  "ApproversEntryRecorded",
+  "TraceRecorded"
 ] as const
 
 /** The types at version 2: those carrying a signed receipt or signed verdicts (written out). */
@@ -108,7 +109,7 @@ const roundTrips = (event: AnyEvent): void => {
 }
 
 describe("the catalogue", () => {
-  it("lists the 44 event types, those carrying signatures at version 2 and the rest at version 1", () => {
+  it("lists the 45 event types, those carrying signatures at version 2 and the rest at version 1", () => {
     expect(Object.keys(Event.catalogue)).toEqual(TYPES)
     for (const type of TYPES) expect(Event.catalogue[type], type).toBe(versionOf(type))
   })
@@ -407,6 +408,27 @@ describe("malformed bodies are typed errors naming the type and the field", () =
     expect(malformed({ ...blocked, blocker: { ...(blocked["blocker"] as object), lastEvidence: [""] } }).detail).toMatch(
       /^blocker\.lastEvidence\.0: /
     )
+  })
+
+  it.each([
+    // field, value, why it is refused
+    ["traceId", "4BF92F3577B34DA6A3CE929D0E0E4736", "upper case"],
+    ["traceId", "4bf92f3577b34da6a3ce929d0e0e473", "31 digits"],
+    ["traceId", "4bf92f3577b34da6a3ce929d0e0e47360", "33 digits"],
+    ["traceId", "00000000000000000000000000000000", "all zeros"],
+    ["traceId", "4bf92f3577b34da6a3ce929d0e0e473g", "not hexadecimal"],
+    ["traceId", "4bf92f3577b34da6a3ce929d0e0e4736\n", "a trailing newline"],
+    ["spanId", "00f067aa0ba902b", "15 digits"],
+    ["spanId", "0000000000000000", "all zeros"],
+    ["spanId", 42, "a number"]
+  ])("a TraceRecorded whose %s is %j (%s)", (field, value) => {
+    const trace = stored(SAMPLE_EVENTS.TraceRecorded)
+    expect(malformed({ ...trace, [field]: value }).detail).toMatch(new RegExp(`^${field}: `))
+  })
+
+  it("a TraceRecorded with W3C ids decodes as written", () => {
+    const trace = stored(SAMPLE_EVENTS.TraceRecorded)
+    expect(Either.getOrThrow(Event.decode(trace))).toMatchObject({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7" })
   })
 
   it("every issue at once, separated by semicolons", () => {

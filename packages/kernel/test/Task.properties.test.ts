@@ -691,6 +691,7 @@ const target = (event: AnyEvent): State | null => {
     case "TurnRecorded":
     case "TaskRewound":
     case "ApproversEntryRecorded":
+    case "TraceRecorded":
       return null
   }
 }

@@ -88,7 +88,8 @@ const VERSION_ONLY: { readonly [T in Tag]: boolean } = {
   VerificationRecorded: true,
   TurnRecorded: true,
   TaskRewound: true,
-  ApproversEntryRecorded: true
+  ApproversEntryRecorded: true,
+  TraceRecorded: true
 }
 
 const TAGS = Object.keys(VERSION_ONLY) as ReadonlyArray<Tag>

@@ -681,6 +681,15 @@ export const SAMPLE_EVENTS: { readonly [Tag in Event.Event["_tag"]]: Extract<Eve
       at: 44,
       prev: null
     })
+  }),
+  TraceRecorded: made({
+    _tag: "TraceRecorded",
+    actor: runner,
+    at: 45,
+    runId: "run-1",
+    epoch: 1,
+    traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+    spanId: "00f067aa0ba902b7"
   })
 }
 

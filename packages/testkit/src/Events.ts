@@ -209,6 +209,19 @@ export const checkpointRecorded = (
 ): Of<"CheckpointRecorded"> => build("CheckpointRecorded", actors.system, meta, { kind, runId })
 
 /**
+ * The trace a runner of `runId` exports under; the ids default to the W3C specification's example.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const traceRecorded = (
+  runId: string,
+  epoch: number,
+  ids: { readonly traceId: string; readonly spanId: string } = { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7" },
+  meta: Meta = {}
+): Of<"TraceRecorded"> => build("TraceRecorded", actors.runner, meta, { runId, epoch, traceId: ids.traceId, spanId: ids.spanId })
+
+/**
  * A lease owner named `name`: the same name gives the same owner.
  *
  * @since 0.1.0

@@ -384,7 +384,13 @@ const factsFor = (aggregate: Task.Aggregate, context: Context): ReadonlyArray<Re
   const nextAttempt = 1 + attempts.filter((a) => a.runId === runId && a.stepId === stepId).length
   const facts: Array<ReadonlyArray<Event.Event>> = [
     [Events.attemptScheduled(runId, stepId, nextAttempt, at)],
-    [Events.checkpointRecorded(pick(["run_start", "step", "terminal"] as const, n) ?? "step", runId, at)]
+    // A run's start, as a runner that exports traces writes it: the checkpoint, then its trace.
+    n % 3 === 0
+      ? [
+        Events.checkpointRecorded("run_start", runId, at),
+        Events.traceRecorded(runId, 1, { traceId: (n + 1).toString(16).padStart(32, "0"), spanId: (n + 1).toString(16).padStart(16, "0") }, at)
+      ]
+      : [Events.checkpointRecorded(n % 3 === 1 ? "step" : "terminal", runId, at)]
   ]
   const live = attempts.filter((a) => a.state === "Pending" || a.state === "Running")
   const attempt = pick(live, n)

@@ -48,6 +48,8 @@ export interface Options {
   readonly port: number
   /** The token every request must present, or null on a loopback bind without one. */
   readonly token: string | null
+  /** A trace viewer's address with `{traceId}` in it, the run page's traces link to; null shows the ids alone. */
+  readonly traceUrl?: string | null
 }
 
 /**
@@ -118,7 +120,7 @@ const failed = (error: unknown) => {
 }
 
 /** The page of one route (a route that reads the store). */
-const render = (route: Routes.Route) =>
+const render = (route: Routes.Route, traceUrl: string | null) =>
   Effect.gen(function*() {
     const c = yield* Controller.Controller
     const lsn = yield* position
@@ -136,7 +138,7 @@ const render = (route: Routes.Route) =>
         const { branch, task } = yield* TaskReads.taskOf(route.taskId)
         if (task.run === null || task.plan === null) return htmlResponse(200, Timeline.render(view, null, lsn))
         const events = yield* RunReport.runEvents(route.taskId, task.run.runId, branch)
-        return htmlResponse(200, Timeline.render(view, Timeline.of(task.run.runId, task.plan.plan, events, Date.now()), lsn))
+        return htmlResponse(200, Timeline.render(view, Timeline.of(task.run.runId, task.plan.plan, events, Date.now()), lsn, traceUrl))
       }
       case "Attempt": {
         const view = yield* c.status(route.taskId)
@@ -199,7 +201,7 @@ export const app = (options: Options, port: number) =>
       }
     }
     if (route._tag === "NotFound") return htmlResponse(404, Pages.problem("Not found", "There is no such page.", "Start from the task list at /."))
-    return yield* render(route).pipe(
+    return yield* render(route, options.traceUrl ?? null).pipe(
       Effect.catchAll((error) => Effect.succeed(failed(error))),
       Effect.catchAllDefect((defect) =>
         Effect.succeed(htmlResponse(500, Pages.problem("Unexpected", `unexpected: ${defect instanceof Error ? defect.message : String(defect)}`, "Report it if it persists.")))

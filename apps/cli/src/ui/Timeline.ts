@@ -84,6 +84,8 @@ export interface Timeline {
   readonly omitted: number
   readonly blockedAt: ReadonlyArray<{ readonly at: number; readonly reason: string }>
   readonly takeovers: ReadonlyArray<{ readonly at: number; readonly epoch: number }>
+  /** The traces the run's runners exported under (one per runner that exported), oldest first. */
+  readonly traces: ReadonlyArray<{ readonly at: number; readonly epoch: number; readonly traceId: string }>
   readonly from: number
   readonly to: number
 }
@@ -108,6 +110,7 @@ export const of = (runId: string, plan: Plan.Plan, events: ReadonlyArray<EventSt
   const intents = new Map<string, { mark: IntentMark; owner: string }>()
   const blockedAt: Array<{ at: number; reason: string }> = []
   const takeovers: Array<{ at: number; epoch: number }> = []
+  const traces: Array<{ at: number; epoch: number; traceId: string }> = []
   const turns = new Map<string, Array<{ at: number; event: string }>>()
   const update = (intentId: string, change: Partial<IntentMark>) => {
     const found = intents.get(intentId)
@@ -153,6 +156,9 @@ export const of = (runId: string, plan: Plan.Plan, events: ReadonlyArray<EventSt
       case "LeaseTakenOver":
         takeovers.push({ at: recordedAt, epoch: event.epoch })
         break
+      case "TraceRecorded":
+        if (event.runId === runId) traces.push({ at: recordedAt, epoch: event.epoch, traceId: event.traceId })
+        break
       default:
         break
     }
@@ -185,7 +191,7 @@ export const of = (runId: string, plan: Plan.Plan, events: ReadonlyArray<EventSt
   }
   const last = events.at(-1)?.recordedAt ?? from
   const open = attempts.some((bar) => bar.endedAt === null)
-  return { runId, steps, attempts, omitted: all.length - attempts.length, blockedAt, takeovers, from, to: Math.max(open ? now : last, from + 1) }
+  return { runId, steps, attempts, omitted: all.length - attempts.length, blockedAt, takeovers, traces, from, to: Math.max(open ? now : last, from + 1) }
 }
 
 /**
@@ -248,13 +254,29 @@ export const svg = (taskId: string, timeline: Timeline): Html => {
 }
 
 /**
+ * The traces line: each runner's trace id, a link into the trace viewer when `traceUrl` (with
+ * `{traceId}` in it) says where one is. The ids are W3C ones (the event's schema holds them to 32
+ * hexadecimal digits), so the link is the template with nothing but hex put in.
+ */
+const tracesLine = (timeline: Timeline, traceUrl: string | null): Html | string =>
+  timeline.traces.length === 0
+    ? ""
+    : html`<p id="traces">Trace${timeline.traces.length === 1 ? "" : "s"}: ${
+      timeline.traces.map((trace, index) =>
+        html`${index === 0 ? "" : ", "}${
+          traceUrl === null ? html`<code>${trace.traceId}</code>` : html`<a class="trace" href="${traceUrl.replaceAll("{traceId}", trace.traceId)}" rel="noreferrer"><code>${trace.traceId}</code></a>`
+        } (epoch ${trace.epoch})`
+      )
+    }${traceUrl === null ? html` <span class="muted">— ratchet ui --trace-url makes these links into a trace viewer</span>` : ""}</p>`
+
+/**
  * The run page: the timeline, the Indeterminate attempts with the command that settles them, and
- * every drawn attempt as a row.
+ * every drawn attempt as a row. `traceUrl` is where the run's traces are viewed (see {@link tracesLine}).
  *
  * @since 0.3.0
  * @category rendering
  */
-export const render = (view: TaskView.TaskView, timeline: Timeline | null, lsn: number | null): string => {
+export const render = (view: TaskView.TaskView, timeline: Timeline | null, lsn: number | null, traceUrl: string | null = null): string => {
   const id = view.taskId
   const crumbs = [html`<a href="${href(["tasks", id])}">${id}</a>`, html`run`]
   if (timeline === null) {
@@ -273,6 +295,7 @@ export const render = (view: TaskView.TaskView, timeline: Timeline | null, lsn: 
     } · lease ${view.lease.status}${view.lease.epoch === null ? "" : html` epoch ${view.lease.epoch}`}${
       timeline.takeovers.length === 0 ? "" : html` · <b>${timeline.takeovers.length} takeover${timeline.takeovers.length === 1 ? "" : "s"}</b>`
     }</p>
+${tracesLine(timeline, traceUrl)}
 ${
       indeterminate.length === 0
         ? ""

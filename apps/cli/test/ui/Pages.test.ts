@@ -231,7 +231,10 @@ describe("Timeline", () => {
     stored({ _tag: "AttemptNoted", runId, stepId: evil, attempt: 2, note: evil }, 14_000),
     stored({ _tag: "AttemptTransitioned", runId, stepId: evil, attempt: 2, from: "Running", to: "Indeterminate" }, 14_000),
     stored({ _tag: "TaskBlocked", from: "RUNNING", blocker: { category: "decision_needed", owner: "user", requiredAction: evil } }, 14_100),
-    stored({ _tag: "LeaseTakenOver", epoch: 2 }, 14_200)
+    stored({ _tag: "LeaseTakenOver", epoch: 2 }, 14_200),
+    stored({ _tag: "TraceRecorded", runId, epoch: 2, traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7" }, 14_250),
+    // Another run's trace is not this run's.
+    stored({ _tag: "TraceRecorded", runId: "run-0", epoch: 1, traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331" }, 14_260)
   ]
   const timeline = Timeline.of(runId, plan, events, 20_000)
 
@@ -240,6 +243,7 @@ describe("Timeline", () => {
     expect(timeline.attempts[1]?.intents).toEqual([{ intentId: "i-1", description: evil, recordedAt: 12_600, dispatchedAt: 12_700, endedAt: null, outcome: null }])
     expect(timeline.blockedAt.length).toBe(1)
     expect(timeline.takeovers).toEqual([{ at: 14_200, epoch: 2 }])
+    expect(timeline.traces).toEqual([{ at: 14_250, epoch: 2, traceId: "4bf92f3577b34da6a3ce929d0e0e4736" }])
     expect(timeline.steps.map((step) => step.stepId)).toEqual([evil, "build"])
   })
 
@@ -253,6 +257,24 @@ describe("Timeline", () => {
     expect(page).toContain("id=\"indeterminate\"")
     expect(page).toContain(`ratchet unblock ${taskId} --resolve &lt;script&gt;`)
     expect(page).toContain("1 takeover")
+    // Without a viewer's address the trace id is shown to copy, with the flag that links it.
+    expect(page).toContain("Trace: <code>4bf92f3577b34da6a3ce929d0e0e4736</code> (epoch 2)")
+    expect(page).toContain("--trace-url")
+    expect(page).not.toContain("0af7651916cd43dd8448eb211c80319c")
+  })
+
+  it("links each trace into the viewer the template names, the id put where {traceId} is", () => {
+    const page = Timeline.render(view, timeline, 40, "http://localhost:16686/trace/{traceId}?from=\"ratchet\"&x=<b>")
+    assertInert(page)
+    expect(page).toContain(
+      "<a class=\"trace\" href=\"http://localhost:16686/trace/4bf92f3577b34da6a3ce929d0e0e4736?from=&quot;ratchet&quot;&amp;x=&lt;b&gt;\" rel=\"noreferrer\"><code>4bf92f3577b34da6a3ce929d0e0e4736</code></a>"
+    )
+    expect(page).not.toContain("--trace-url")
+  })
+
+  it("shows no traces line for a run whose runners exported none", () => {
+    const page = Timeline.render(view, Timeline.of(runId, plan, events.filter((row) => row.event._tag !== "TraceRecorded"), 20_000), 40)
+    expect(page).not.toContain("id=\"traces\"")
   })
 
   it("draws at most the window's latest attempts and says how many are left out", () => {

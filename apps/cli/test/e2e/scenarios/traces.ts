@@ -10,7 +10,7 @@
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Engine, makeWorld, removeWorlds, toPlanApproved } from "../harness.js"
+import { type Engine, events, makeWorld, removeWorlds, toPlanApproved } from "../harness.js"
 import { commandStep, planOf } from "./run.js"
 
 interface Received {
@@ -155,6 +155,13 @@ export const traces = (engine: Engine) => {
       }
       // One trace, whatever process a span came from.
       expect(new Set(spans.map((span) => span.traceId))).toEqual(new Set([command.traceId]))
+      // The run says which trace its runner exported under (the run page links it), once.
+      const traced = (await events(world, taskId)).filter((record) => record.type === "TraceRecorded")
+      expect(traced.map((record) => [record.event.runId, record.event.traceId, record.event.spanId])).toEqual([[run.attributes["ratchet.run"], command.traceId, run.spanId]])
+      // A run without export records none.
+      const quietTask = await toPlanApproved(world, "Not traced", undefined, planOf([commandStep("one", "true")]))
+      expect((await world.run(["run", quietTask])).code).toBe(0)
+      expect((await events(world, quietTask)).filter((record) => record.type === "TraceRecorded")).toEqual([])
     })
 
     it("exports protobuf by default, nothing without the variables, and a variable it cannot use only warns", async () => {

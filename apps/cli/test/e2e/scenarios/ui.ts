@@ -41,8 +41,8 @@ interface PageGlobal {
 const leaseEnv = { RATCHET_LEASE_HEARTBEAT_MS: "100", RATCHET_LEASE_GRACE_MS: "300" }
 
 /** `ratchet ui --json` in the world's repository, and the URL it printed. */
-const serve = async (world: World): Promise<{ readonly child: ChildProcess; readonly url: string }> => {
-  const child = spawn(process.execPath, [bin, "ui", "--json"], { cwd: world.repo, env: world.env, stdio: ["ignore", "pipe", "pipe"] })
+const serve = async (world: World, env: NodeJS.ProcessEnv = {}): Promise<{ readonly child: ChildProcess; readonly url: string }> => {
+  const child = spawn(process.execPath, [bin, "ui", "--json"], { cwd: world.repo, env: { ...world.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
   const url = await new Promise<string>((resolve, reject) => {
     let out = ""
     child.stdout?.on("data", (chunk: Buffer) => {
@@ -109,12 +109,14 @@ export const runPage = (engine: Engine): void => {
         ""
       ].join("\n")
       taskId = await toPlanApproved(world, hostileGoal, specText(), plan)
-      const ran = await world.run(["run", taskId])
+      // Run with traces exported (to a port where nothing listens: the runner only warns), so
+      // the run records its trace and the page links it into the viewer RATCHET_TRACE_URL names.
+      const ran = await world.run(["run", taskId], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" } })
       expect(ran.code, ran.stdout + ran.stderr).toBe(0)
       const verified = await world.verify(taskId)
       expect(verified.code, verified.stdout + verified.stderr).toBe(0)
 
-      const served = await serve(world)
+      const served = await serve(world, { RATCHET_TRACE_URL: "http://127.0.0.1:16686/trace/{traceId}" })
       ui = served.child
       url = served.url
       crashed = await other
@@ -180,6 +182,8 @@ export const runPage = (engine: Engine): void => {
       expect(await page.locator("#timeline path.successor").count()).toBe(1)
       expect(await page.locator("#timeline title").allTextContents()).toContain(`build: ${hostileTitle}`)
       expect(await page.locator("#attempts tr[data-state=Failed]").count()).toBe(1)
+      expect(await page.locator("#traces a.trace").count()).toBe(1)
+      expect(await page.locator("#traces a.trace").getAttribute("href")).toMatch(/^http:\/\/127\.0\.0\.1:16686\/trace\/[0-9a-f]{32}$/)
       expect(await page.locator("img").count()).toBe(0)
       await noScriptRan()
       await page.screenshot({ path: path.join(shots, `${engine.name}-run.png`), fullPage: true })

@@ -130,7 +130,7 @@ const completeIn = (options: CompleteOptions) =>
       const { summary, branch } = yield* read
       const task = summary.task
       const runId = task.run?.runId ?? null
-      const terminal = (yield* models.checkpoints(taskId, branch)).some((row) => row.kind === "terminal" && row.runId === runId)
+      const terminal = runId !== null && (yield* models.checkpoints(taskId, branch, { runId, kind: "terminal", last: 1 })).length > 0
       const lease = yield* models.lease(projectId, taskId)
       if (task.state !== "COMPLETED" || !terminal || (lease !== null && lease.held)) {
         return yield* Effect.dieMessage(

@@ -33,7 +33,7 @@ export const runEvents = (taskId: string, runId: string, branch?: string) =>
   Effect.gen(function*() {
     const models = yield* ReadModel.ReadModels
     const store = yield* EventStore.EventStore
-    const start = (yield* models.checkpoints(taskId, branch)).find((row) => row.kind === "run_start" && row.runId === runId)
+    const start = (yield* models.checkpoints(taskId, branch, { runId, kind: "run_start", last: 1 }))[0]
     const events = yield* Stream.runCollect(store.read({ streamId: taskId, branch, fromLsn: start?.lsn ?? 0 }))
     return Chunk.toReadonlyArray(events)
   })
@@ -57,13 +57,38 @@ export const listedBoundaries = (steps: number): number => Math.max(10, 2 * step
  */
 export const recentRunEvents = (taskId: string, runId: string, boundaries: number, branch?: string) =>
   Effect.gen(function*() {
-    const models = yield* ReadModel.ReadModels
     const store = yield* EventStore.EventStore
-    const recent = yield* models.checkpoints(taskId, branch, { runId, kind: "step", last: boundaries })
-    const from = recent.length === boundaries && recent[0] !== undefined
-      ? recent[0].lsn
-      : (yield* models.checkpoints(taskId, branch, { runId, kind: "run_start", last: 1 }))[0]?.lsn ?? 0
+    const { from } = yield* windowStart(taskId, runId, boundaries, branch)
     return Chunk.toReadonlyArray(yield* Stream.runCollect(store.read({ streamId: taskId, branch, fromLsn: from })))
+  })
+
+/** Where the run's latest `boundaries` step boundaries begin, and whether that is after the run's start. */
+const windowStart = (taskId: string, runId: string, boundaries: number, branch?: string) =>
+  Effect.gen(function*() {
+    const models = yield* ReadModel.ReadModels
+    const recent = yield* models.checkpoints(taskId, branch, { runId, kind: "step", last: boundaries })
+    const first = recent.length === boundaries ? recent[0] : undefined
+    if (first !== undefined) return { from: first.lsn, partial: true }
+    return { from: (yield* models.checkpoints(taskId, branch, { runId, kind: "run_start", last: 1 }))[0]?.lsn ?? 0, partial: false }
+  })
+
+/**
+ * The events a view of run `runId`'s latest `boundaries` step boundaries needs, read by index as
+ * {@link recentRunEvents} reads them, with the run's frontier attempts (its latest attempt of each
+ * step and any open one, which may have begun before the events read) to pass to
+ * {@link attemptsOf} as `known`, and whether the events begin after the run's start (`partial`):
+ * a page of a run of thousands of attempts reads its last window, not the run's whole log.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const recentRun = (taskId: string, runId: string, boundaries: number, branch?: string) =>
+  Effect.gen(function*() {
+    const store = yield* EventStore.EventStore
+    const { from, partial } = yield* windowStart(taskId, runId, boundaries, branch)
+    const events = Chunk.toReadonlyArray(yield* Stream.runCollect(store.read({ streamId: taskId, branch, fromLsn: from })))
+    const frontier = yield* (yield* ReadModel.ReadModels).runFrontier(taskId, runId, branch)
+    return { events, known: [...frontier.attempts.values()], partial }
   })
 
 /**

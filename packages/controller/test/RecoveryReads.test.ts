@@ -9,6 +9,7 @@
  * intents, checkpoints, summaries, leases). The count must not depend on the history's length —
  * the same for 60 failed attempts as for 240 — and no read may return every attempt, intent or
  * event of the branch (`snapshot`, `attempts`, `rebuild`, a read from the branch's first event).
+ * The same holds for what a person then reads: the task's status, its gate, the run page's window.
  * Rows, not time: the test holds on a loaded machine.
  */
 import { execFileSync } from "node:child_process"
@@ -77,7 +78,8 @@ const counting = (tally: Tally) =>
       ...store,
       read: (request) =>
         Stream.unwrap(Effect.as(
-          seen((request.fromLsn ?? 0) <= 1 ? "read-all" : "read", 0),
+          // The project's approvers chain is read whole by design (it is short): named apart.
+          seen((request.fromLsn ?? 0) <= 1 ? (request.streamId.startsWith("approvers.") ? "read-approvers" : "read-all") : "read", 0),
           Stream.tap(store.read(request), () => Effect.sync(() => (tally.rows += 1)))
         ))
     }
@@ -214,6 +216,29 @@ const killedAfter = (world: { readonly root: string }, failed: number) =>
     return taskId
   })
 
+/**
+ * After the runner's recovery in a world of `failed` failed attempts, what a person looking at the
+ * BLOCKED task reads: `ratchet status` and `ratchet gate`'s reads (the gate's pending and unsettled
+ * steps), and the run page's last window of 20 boundaries (`RunReport.recentRun`).
+ */
+const lookAfter = (failed: number) =>
+  Effect.gen(function*() {
+    const tally: Tally = { rows: 0, reads: [] }
+    const world = worldOf(tally)
+    return yield* Effect.gen(function*() {
+      const taskId = yield* killedAfter(world, failed)
+      yield* Effect.sleep("5 millis")
+      yield* Runner.run({ taskId, takeover: true, actor: runner, home: world.home })
+      const c = yield* Controller.Controller
+      tally.rows = 0
+      tally.reads.length = 0
+      const view = yield* c.status(taskId)
+      const gate = yield* c.gate(taskId, undefined)
+      const recent = yield* RunReport.recentRun(taskId, "run-killed", 20)
+      return { view, gate, recent, read: { rows: tally.rows, reads: [...tally.reads] } }
+    }).pipe(Effect.provide(world.layer))
+  })
+
 /** A runner's start after the kill in a world of `failed` failed attempts: its outcome, and what it read. */
 const recoverAfter = (failed: number) =>
   Effect.gen(function*() {
@@ -253,6 +278,26 @@ describe("a runner's start after a crash reads what recovery needs, not the hist
         expect(recovered.report).toContain(`| ${failed} | Failed | exit 1, 0.0 s |`)
         expect(recovered.report).toContain(`Attempts 1–${failed - RunReport.listedBoundaries(1) + 1} are not listed`)
         expect(recovered.report).not.toContain(`| ${failed - RunReport.listedBoundaries(1) + 1} | Failed |`)
+      }
+      expect(long.read.reads).toEqual(short.read.reads)
+      expect(long.read.rows).toBe(short.read.rows)
+    }), 180_000)
+
+  it.live("a person's status, gate and run page read the same rows after 60 and 240 failed attempts, none of them all", () =>
+    Effect.gen(function*() {
+      const short = yield* lookAfter(60)
+      const long = yield* lookAfter(240)
+      for (const [failed, looked] of [[60, short], [240, long]] as const) {
+        expect(looked.view.state).toBe("BLOCKED")
+        expect(looked.read.reads).not.toContain("snapshot")
+        expect(looked.read.reads).not.toContain("attempts")
+        expect(looked.read.reads).not.toContain("read-all")
+        // The window: from the 20th latest step boundary on (the one after attempt failed - 19), so
+        // the last 19 failed attempts and the recovered one; earlier ones exist.
+        expect(looked.recent.partial).toBe(true)
+        const lines = RunReport.attemptsOf(looked.recent.events, "run-killed", looked.recent.known)
+        expect(lines.map((line) => line.attempt).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => failed - 18 + i))
+        expect(lines.find((line) => line.attempt === failed + 1)?.state).toBe("Indeterminate")
       }
       expect(long.read.reads).toEqual(short.read.reads)
       expect(long.read.rows).toBe(short.read.rows)

@@ -137,17 +137,24 @@ const render = (route: Routes.Route, traceUrl: string | null) =>
         const view = yield* c.status(route.taskId)
         const { branch, task } = yield* TaskReads.taskOf(route.taskId)
         if (task.run === null || task.plan === null) return htmlResponse(200, Timeline.render(view, null, lsn))
-        const events = yield* RunReport.runEvents(route.taskId, task.run.runId, branch)
-        return htmlResponse(200, Timeline.render(view, Timeline.of(task.run.runId, task.plan.plan, events, Date.now()), lsn, traceUrl))
+        // The run's last window of attempts, read by index: a run of thousands reads what it draws.
+        const recent = yield* RunReport.recentRun(route.taskId, task.run.runId, Timeline.attemptWindow, branch)
+        return htmlResponse(200, Timeline.render(view, Timeline.of(task.run.runId, task.plan.plan, recent.events, Date.now(), recent), lsn, traceUrl))
       }
       case "Attempt": {
         const view = yield* c.status(route.taskId)
         const { branch, task } = yield* TaskReads.taskOf(route.taskId)
         const missing = htmlResponse(404, Pages.problem("Not found", `Task ${route.taskId}'s run has no attempt ${route.attempt} of step ${route.stepId}.`, "The run page lists every attempt."))
         if (task.run === null || task.plan === null) return missing
-        const events = yield* RunReport.runEvents(route.taskId, task.run.runId, branch)
-        const timeline = Timeline.of(task.run.runId, task.plan.plan, events, Date.now())
-        const bar = timeline.attempts.find((a) => a.stepId === route.stepId && a.attempt === route.attempt)
+        // The window first (what the run page links to); the whole run for an attempt before it.
+        const recent = yield* RunReport.recentRun(route.taskId, task.run.runId, Timeline.attemptWindow, branch)
+        const found = (timeline: Timeline.Timeline) => timeline.attempts.find((a) => a.stepId === route.stepId && a.attempt === route.attempt)
+        let timeline = Timeline.of(task.run.runId, task.plan.plan, recent.events, Date.now(), recent)
+        if (found(timeline) === undefined && recent.partial) {
+          const events = yield* RunReport.runEvents(route.taskId, task.run.runId, branch)
+          timeline = Timeline.of(task.run.runId, task.plan.plan, events, Date.now(), { unwindowed: true })
+        }
+        const bar = found(timeline)
         const lane = timeline.steps.find((step) => step.stepId === route.stepId)
         return bar === undefined || lane === undefined ? missing : htmlResponse(200, AttemptPage.render(view, timeline, lane, bar, lsn))
       }

@@ -80,8 +80,10 @@ export interface Timeline {
   readonly runId: string
   readonly steps: ReadonlyArray<Lane>
   readonly attempts: ReadonlyArray<AttemptBar>
-  /** Attempts left out of the window (the earliest). */
+  /** Attempts left out of the window (the earliest) among those read. */
   readonly omitted: number
+  /** Whether the events read begin after the run's start: earlier attempts exist beyond {@link omitted}. */
+  readonly partial: boolean
   readonly blockedAt: ReadonlyArray<{ readonly at: number; readonly reason: string }>
   readonly takeovers: ReadonlyArray<{ readonly at: number; readonly epoch: number }>
   /** The traces the run's runners exported under (one per runner that exported), oldest first. */
@@ -97,13 +99,25 @@ const ending = (exit: RunReport.AttemptLine["exit"]): string | null =>
 
 /**
  * The timeline of run `runId` from its stored events, for a plan's steps; `now` ends the bars of
- * attempts still open.
+ * attempts still open. The events may be the run's last window (`RunReport.recentRun`): `known`
+ * are the attempts that may have begun before them, `partial` says that earlier ones exist.
  *
  * @since 0.3.0
  * @category constructors
  */
-export const of = (runId: string, plan: Plan.Plan, events: ReadonlyArray<EventStore.StoredEvent>, now: number): Timeline => {
-  const lines = RunReport.attemptsOf(events, runId)
+export const of = (
+  runId: string,
+  plan: Plan.Plan,
+  events: ReadonlyArray<EventStore.StoredEvent>,
+  now: number,
+  window: {
+    readonly known?: ReadonlyArray<{ readonly stepId: string; readonly attempt: number; readonly state: string }>
+    readonly partial?: boolean
+    /** Every attempt read, not only the latest {@link attemptWindow} (an attempt's page of an early attempt). */
+    readonly unwindowed?: boolean
+  } = {}
+): Timeline => {
+  const lines = RunReport.attemptsOf(events, runId, window.known)
   const key = (stepId: string, attempt: number) => `${stepId}#${attempt}`
   const started = new Map<string, number>()
   const ended = new Map<string, number>()
@@ -179,7 +193,7 @@ export const of = (runId: string, plan: Plan.Plan, events: ReadonlyArray<EventSt
       turns: turns.get(k) ?? []
     }
   })
-  const attempts = all.slice(-attemptWindow)
+  const attempts = window.unwindowed === true ? all : all.slice(-attemptWindow)
   const steps: Array<Lane> = plan.steps.map((step) => ({
     stepId: step.id,
     title: step.title,
@@ -191,7 +205,7 @@ export const of = (runId: string, plan: Plan.Plan, events: ReadonlyArray<EventSt
   }
   const last = events.at(-1)?.recordedAt ?? from
   const open = attempts.some((bar) => bar.endedAt === null)
-  return { runId, steps, attempts, omitted: all.length - attempts.length, blockedAt, takeovers, traces, from, to: Math.max(open ? now : last, from + 1) }
+  return { runId, steps, attempts, omitted: all.length - attempts.length, partial: window.partial === true, blockedAt, takeovers, traces, from, to: Math.max(open ? now : last, from + 1) }
 }
 
 /**
@@ -291,7 +305,11 @@ export const render = (view: TaskView.TaskView, timeline: Timeline | null, lsn: 
     body: html`<h1>Run ${timeline.runId}</h1>
 <p class="goal">${view.goal}</p>
 <p>${id} <span class="badge s-${view.state}">${view.state}</span> · ${timeline.attempts.length} attempt${timeline.attempts.length === 1 ? "" : "s"} drawn${
-      timeline.omitted > 0 ? html` (the latest ${attemptWindow}; ${timeline.omitted} earlier ones are in ${command(`ratchet log ${id}`)})` : ""
+      timeline.omitted > 0
+        ? html` (the latest ${attemptWindow}; ${timeline.omitted}${timeline.partial ? " and more" : ""} earlier ones are in ${command(`ratchet log ${id}`)})`
+        : timeline.partial
+        ? html` (the latest; earlier ones are in ${command(`ratchet log ${id}`)})`
+        : ""
     } · lease ${view.lease.status}${view.lease.epoch === null ? "" : html` epoch ${view.lease.epoch}`}${
       timeline.takeovers.length === 0 ? "" : html` · <b>${timeline.takeovers.length} takeover${timeline.takeovers.length === 1 ? "" : "s"}</b>`
     }</p>

@@ -288,6 +288,25 @@ describe("Timeline", () => {
     expect(windowed.omitted).toBe(5)
     expect(windowed.attempts[0]?.attempt).toBe(6)
     expect(Timeline.render(view, windowed, 1)).toContain("5 earlier ones")
+    expect(windowed.partial).toBe(false)
+    // Unwindowed (an early attempt's page), every attempt read is there.
+    expect(Timeline.of(runId, plan, many, 100_000, { unwindowed: true }).attempts.length).toBe(Timeline.attemptWindow + 5)
+  })
+
+  it("draws a run's last window: known attempts that began before it, and says earlier ones exist", () => {
+    // The events read begin at a step boundary inside the run: attempt 7 began before it.
+    const tail = [
+      stored({ _tag: "AttemptTransitioned", runId, stepId: "build", attempt: 7, from: "Running", to: "Failed" }, 5_000),
+      stored({ _tag: "AttemptScheduled", runId, stepId: "build", attempt: 8 }, 5_100),
+      stored({ _tag: "AttemptTransitioned", runId, stepId: "build", attempt: 8, from: "Pending", to: "Running" }, 5_200)
+    ]
+    const known = [{ stepId: "build", attempt: 7, state: "Running" }, { stepId: "build", attempt: 8, state: "Running" }]
+    const partial = Timeline.of(runId, plan, tail, 6_000, { known, partial: true })
+    expect(partial.attempts.map((bar) => [bar.attempt, bar.state, bar.startedAt, bar.endedAt])).toEqual([[7, "Failed", 5_000, 5_000], [8, "Running", 5_100, null]])
+    expect(partial.partial).toBe(true)
+    expect(partial.omitted).toBe(0)
+    const page = Timeline.render(view, partial, 1)
+    expect(page).toContain("(the latest; earlier ones are in")
   })
 
   it("links each bar and row to its attempt's page, with the step id encoded", () => {

@@ -10,8 +10,9 @@
  * - `summaryOf` and `viewOf` read a task of this project on its current branch (`TaskNotFound`
  *   for another project's or none).
  * - `authority`, `receipt` and `requireSigned` are the signed receipts of person-only acts.
- * - `runRows` and what is built on it read the current run's attempts and intents; `frontierRows`
- *   its frontier only (the hook's worker path).
+ * - `runRows` reads the current run's attempts and intents (a person's step commands, which check
+ *   an intent's id against every one); `frontierRows` its frontier only, which is all the kernel's
+ *   `Progress` reads (the hook's worker path, the gate's pending steps, the unsettled step).
  *
  * @since 0.2.0
  * @internal
@@ -255,7 +256,7 @@ const make_ = (
   const unsettledStepOf = (task: Task.Task) =>
     task.plan === null || task.run === null
       ? Effect.succeed(null)
-      : Effect.map(runRows(task), ({ attempts, intents }) =>
+      : Effect.map(frontierRows(task), ({ attempts, intents }) =>
         Progress.unsettledStep((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents))
 
   /**
@@ -284,7 +285,7 @@ const make_ = (
   const pendingStepsOf = (task: Task.Task) =>
     task.plan === null || task.run === null
       ? Effect.succeed(task.plan?.plan.steps.map((step) => step.id) ?? [])
-      : Effect.map(runRows(task), ({ attempts, intents }) => Progress.pendingSteps((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents))
+      : Effect.map(frontierRows(task), ({ attempts, intents }) => Progress.pendingSteps((task.plan as NonNullable<Task.Task["plan"]>).plan, attempts, intents))
 
   /**
    * Whether the code changed, for an unblock: the work tree now against the tree the run recorded
@@ -297,9 +298,8 @@ const make_ = (
       if (task.spec === null) return false
       const branch = yield* branchOf(task.taskId)
       const runId = task.run?.runId ?? null
-      const last = (yield* models.checkpoints(task.taskId, branch))
-        .filter((row) => row.kind === "step" && row.runId === runId)
-        .reduce<ReadModel.CheckpointRow | null>((max, row) => (max === null || row.lsn > max.lsn ? row : max), null)
+      // The run's latest step boundary, by index (not every checkpoint the branch has).
+      const last = runId === null ? null : (yield* models.checkpoints(task.taskId, branch, { runId, kind: "step", last: 1 }))[0] ?? null
       const recorded = last === null ? [] : Chunk.toReadonlyArray(
         yield* Stream.runCollect(store.read({ streamId: task.taskId, branch, fromLsn: Math.max(1, last.lsn - 1), toLsn: last.lsn })).pipe(
           Effect.catchTag("@ratchet/storage/BranchNotFound", () => Effect.succeed(Chunk.empty<EventStore.StoredEvent>()))

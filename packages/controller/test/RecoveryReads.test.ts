@@ -217,46 +217,60 @@ const killedAfter = (world: { readonly root: string }, failed: number) =>
   })
 
 /**
- * After the runner's recovery in a world of `failed` failed attempts, what a person looking at the
- * BLOCKED task reads: `ratchet status` and `ratchet gate`'s reads (the gate's pending and unsettled
- * steps), and the run page's last window of 20 boundaries (`RunReport.recentRun`).
+ * A world of `failed` failed attempts before the kill, the dead runner's grace passed, and `then`
+ * run in it with a function that counts reads from zero again (its first call is right away).
  */
-const lookAfter = (failed: number) =>
+const afterKill = <A, E>(
+  failed: number,
+  then: (
+    taskId: string,
+    world: { readonly root: string; readonly home: string },
+    counted: () => { readonly rows: number; readonly reads: ReadonlyArray<string> },
+    reset: () => void
+  ) => Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof worldOf>["layer"]>>
+) =>
   Effect.gen(function*() {
     const tally: Tally = { rows: 0, reads: [] }
     const world = worldOf(tally)
+    const reset = () => {
+      tally.rows = 0
+      tally.reads.length = 0
+    }
     return yield* Effect.gen(function*() {
       const taskId = yield* killedAfter(world, failed)
       yield* Effect.sleep("5 millis")
-      yield* Runner.run({ taskId, takeover: true, actor: runner, home: world.home })
-      const c = yield* Controller.Controller
-      tally.rows = 0
-      tally.reads.length = 0
-      const view = yield* c.status(taskId)
-      const gate = yield* c.gate(taskId, undefined)
-      const recent = yield* RunReport.recentRun(taskId, "run-killed", 20)
-      return { view, gate, recent, read: { rows: tally.rows, reads: [...tally.reads] } }
+      reset()
+      return yield* then(taskId, world, () => ({ rows: tally.rows, reads: [...tally.reads] }), reset)
     }).pipe(Effect.provide(world.layer))
   })
 
+/**
+ * After the runner's recovery, what a person looking at the BLOCKED task reads: `ratchet status`
+ * and `ratchet gate`'s reads (the gate's pending and unsettled steps), and the run page's last
+ * window of 20 boundaries (`RunReport.recentRun`).
+ */
+const lookAfter = (failed: number) =>
+  afterKill(failed, (taskId, world, counted, reset) =>
+    Effect.gen(function*() {
+      yield* Runner.run({ taskId, takeover: true, actor: runner, home: world.home })
+      const c = yield* Controller.Controller
+      reset()
+      const view = yield* c.status(taskId)
+      const gate = yield* c.gate(taskId, undefined)
+      const recent = yield* RunReport.recentRun(taskId, "run-killed", 20)
+      return { view, gate, recent, read: counted() }
+    }))
+
 /** A runner's start after the kill in a world of `failed` failed attempts: its outcome, and what it read. */
 const recoverAfter = (failed: number) =>
-  Effect.gen(function*() {
-    const tally: Tally = { rows: 0, reads: [] }
-    const world = worldOf(tally)
-    return yield* Effect.gen(function*() {
-      const taskId = yield* killedAfter(world, failed)
-      // The grace of 1 ms has passed; only the runner's reads count from here.
-      yield* Effect.sleep("5 millis")
-      tally.rows = 0
-      tally.reads.length = 0
+  afterKill(failed, (taskId, world, counted) =>
+    Effect.gen(function*() {
       const outcome = yield* Runner.run({ taskId, takeover: true, actor: runner, home: world.home })
-      const read = { rows: tally.rows, reads: [...tally.reads] }
+      const read = counted()
       const events = Chunk.toReadonlyArray(yield* Stream.runCollect((yield* EventStore.EventStore).read({ streamId: taskId })))
       const report = fs.readFileSync(path.join(world.root, ".ratchet", "tasks", fs.readdirSync(path.join(world.root, ".ratchet", "tasks"))[0]!, "run.md"), "utf8")
       return { outcome, read, events, report }
-    }).pipe(Effect.provide(world.layer))
-  })
+    }))
 
 describe("a runner's start after a crash reads what recovery needs, not the history", () => {
   it.live("60 and 240 failed attempts before the kill: the same rows read, and no read of every attempt, intent or event", () =>

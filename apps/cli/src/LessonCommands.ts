@@ -10,6 +10,7 @@
  */
 import * as LessonControls from "@ratchet/controller/LessonControls"
 import * as LessonFile from "@ratchet/controller/LessonFile"
+import * as LessonTime from "@ratchet/controller/LessonTime"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Lesson from "@ratchet/kernel/Lesson"
 import type * as LessonRules from "@ratchet/kernel/LessonRules"
@@ -80,7 +81,9 @@ const fromEither = <A, E>(either: Either.Either<A, E>): Effect.Effect<A, E> => E
 
 /** Runs `use` with the lessons' services for the invocation's project. */
 const withLessons = <A, E>(use: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof Store.lessons>>>) =>
-  Effect.flatMap(controller, (c) => Effect.provide(use, Store.lessons(c.project)))
+  // A lessons' clock that is set but malformed is refused here, where a person typed it; the
+  // lifecycle's recording only warns about it.
+  Effect.zipRight(fromEither(LessonTime.offset()), Effect.flatMap(controller, (c) => Effect.provide(use, Store.lessons(c.project))))
 
 /**
  * `ratchet lessons list`.
@@ -203,6 +206,33 @@ export const propose: CommandSpec = {
     ))
 }
 
+/**
+ * `ratchet lessons evaluate`.
+ *
+ * @since 0.3.0
+ * @category commands
+ */
+export const evaluate: CommandSpec = {
+  name: "lessons evaluate",
+  usage: "ratchet lessons evaluate",
+  summary: "Ask the evaluator again about every candidate and probationary lesson",
+  description:
+    "A lesson expires after three eligible, unassisted successes in its scope, an age of seven days and no recurrence; time alone never expires one. Successes are counted as runs complete, but the age keeps growing after the last of them: run this (from a scheduled job, say) so a lesson that has its successes expires once it is old enough. Only the kernel's rules decide; anyone may ask, and asking twice changes nothing.",
+  positionals: [],
+  options: {},
+  examples: ["ratchet lessons evaluate", "ratchet lessons evaluate --json"],
+  needs: "project",
+  run: (parsed, env) =>
+    withLessons(Effect.map(LessonControls.evaluate(invocation(parsed, env)), (result) =>
+      ok(
+        result,
+        [
+          `Evaluated ${result.evaluated} candidate or probationary lesson${result.evaluated === 1 ? "" : "s"}.`,
+          ...result.changed.map((change) => `${change.id}: ${change.from} → ${env.style.bold(change.to)}`)
+        ].join("\n")
+      )))
+}
+
 /** A person's control: shown, confirmed and signed at a terminal, then recorded. */
 const controlCommand = (
   verb: "pin" | "reject" | "deprecate" | "supersede" | "edit",
@@ -222,7 +252,7 @@ const controlCommand = (
         : verb === "edit"
         ? { control: "edit", body: yield* LessonFile.load(resolve(env, str(parsed, "file"))) }
         : { control: verb }
-      const shown = yield* LessonControls.subject(lessonId, decided)
+      const shown = yield* LessonControls.subject(lessonId, decided, invocation(parsed, env))
       const given = yield* Approval.confirm({
         heading: `You are deciding about lesson ${shown.lessonId}`,
         text: shown.text,
@@ -295,4 +325,4 @@ export const controls: ReadonlyArray<CommandSpec> = [
  * @since 0.3.0
  * @category commands
  */
-export const commands: ReadonlyArray<CommandSpec> = [list, show, query, propose, ...controls]
+export const commands: ReadonlyArray<CommandSpec> = [list, show, query, propose, evaluate, ...controls]

@@ -19,6 +19,7 @@
  */
 import type * as Digest from "@ratchet/kernel/Digest"
 import * as Lesson from "@ratchet/kernel/Lesson"
+import * as LessonDecider from "@ratchet/kernel/LessonDecider"
 import type * as LessonRules from "@ratchet/kernel/LessonRules"
 import * as Lessons from "@ratchet/memory/Lessons"
 import * as ReadModel from "@ratchet/storage/ReadModel"
@@ -140,6 +141,32 @@ export const query = (taskId: string) =>
   })
 
 /**
+ * Asks the evaluator again about every candidate and probationary lesson of the project: an expiry
+ * needs age as well as successes, so a lesson whose successes came before its seventh day expires
+ * only when asked after it. The evaluator records what it decides as `system:lesson-evaluator`;
+ * asking changes nothing a rule does not allow. Returns the lessons whose status changed.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const evaluate = (invocation: Invocation) =>
+  Effect.gen(function*() {
+    const lessons = yield* Lessons.Lessons
+    const project = yield* Project
+    const open = yield* lessons.list({ projectId: project.project.projectId, statuses: ["candidate", "probationary"] })
+    const changed: Array<{ readonly id: string; readonly from: Lesson.Status; readonly to: Lesson.Status }> = []
+    for (const row of open) {
+      const view = yield* LessonTime.onLessonsClock(lessons.evaluate({ actor: invocation.actor, lessonId: row.id }))
+      if (view.status !== row.status) {
+        changed.push({ id: row.id, from: row.status, to: view.status })
+        const warning = yield* LessonFile.write(project.root, view)
+        if (warning !== null) yield* Effect.logWarning(warning)
+      }
+    }
+    return { evaluated: open.length, changed }
+  })
+
+/**
  * Proposes a candidate from a lesson file (anyone may; a proposal is always a candidate). The id
  * is the one given, or `l-` and the first 12 hex digits of the text's digest.
  *
@@ -171,16 +198,57 @@ export const propose = (input: { readonly file: string; readonly lessonId: strin
     return { lesson: view, warnings: warning === null ? [] : [warning] }
   })
 
+// The refusals that are about the receipt: the only ones a person at a terminal can still answer.
+const receiptCodes: ReadonlySet<string> = new Set([
+  "receipt_required",
+  "receipt_mismatch",
+  "approval_requires_terminal",
+  "receipt_unsigned",
+  "approver_unknown",
+  "signature_invalid"
+])
+
+/** The kernel's command for `control` (a replacement's status as the store has it). */
+const commandOf = (control: Control, byStatus: Lesson.Status) => {
+  switch (control.control) {
+    case "supersede":
+      return { _tag: "Supersede" as const, by: { id: control.by, status: byStatus } }
+    case "edit":
+      return { _tag: "Edit" as const, body: control.body }
+    case "pin":
+      return { _tag: "Pin" as const }
+    case "reject":
+      return { _tag: "Reject" as const }
+    case "deprecate":
+      return { _tag: "Deprecate" as const }
+  }
+}
+
 /**
  * What a person is shown before `control` of lesson `id` (see the module comment).
  *
  * @since 0.3.0
  * @category constructors
  */
-export const subject = (id: string, control: Control) =>
+export const subject = (id: string, control: Control, invocation: Invocation) =>
   Effect.gen(function*() {
+    const lessons = yield* Lessons.Lessons
+    const project = yield* Project
     const { lesson } = yield* lessonOf(id)
     const view = lesson.view
+    // The kernel's refusals that come before the receipt (a terminal lesson, someone not a
+    // person, a status the control does not apply to) are given now: nobody is asked to confirm
+    // and type a passphrase for an act that would be refused anyway.
+    const by = control.control === "supersede" ? yield* lessons.show(control.by) : null
+    const decided = LessonDecider.decide({
+      ...commandOf(control, by?.lesson.status ?? "rejected"),
+      actor: invocation.actor,
+      at: view.changedAt,
+      reason: "asked before the receipt",
+      receipt: null,
+      authority: { projectId: project.project.projectId, approvers: [], verify: () => false }
+    }, view)
+    if (Either.isLeft(decided) && !receiptCodes.has(decided.left.code)) return yield* decided.left
     const body = control.control === "edit" ? control.body : view.body
     const target = control.control === "supersede" ? control.by : null
     const action = control.control === "supersede" ? `supersede it by ${control.by}` : control.control === "edit" ? "replace its text with" : control.control

@@ -242,6 +242,14 @@ export const lessons = (engine: Engine): void => {
       const edit = await personalAct(world, ["lessons", "edit", "tz-in-tests", "--file", edited])
       expect(edit.result.json.lesson).toMatchObject({ status: "enforced", revision: 2 })
       expect(edit.result.json.lesson.body.rootCause).toBe("The CI runners are in UTC, laptops are not")
+
+      // superseded by another live lesson, named in the receipt; a replacement that is not live is refused before the prompt
+      const third = await world.ok(["lessons", "propose", "--file", world.file("third.yaml", lessonYaml(world, ["rootCause: Set TZ in the test runner's config"])), "--json"])
+      const thirdId = third.json.lesson.id as string
+      const byRejected = await world.tty(["lessons", "supersede", "tz-in-tests", "--by", otherId, "--json"], "\n")
+      expect(byRejected.json.error).toMatchObject({ _tag: "@ratchet/kernel/LessonCommandRefused" })
+      const superseded = await personalAct(world, ["lessons", "supersede", "tz-in-tests", "--by", thirdId])
+      expect(superseded.result.json.lesson).toMatchObject({ status: "superseded", supersededBy: thirdId })
     }, 300_000)
 
     it("hostile lesson files are refused with the field, the reason and the fix, and store nothing", async () => {

@@ -78,6 +78,13 @@ describe("LessonFacts", () => {
       expect(rows.map((row) => [row.id, row.status])).toEqual([[id, "verified"]])
     }).pipe(Effect.provide(lessonsLayer)))
 
+  it.effect("two runs failing the same way at once make one lesson, verified", () =>
+    Effect.gen(function*() {
+      yield* Effect.all([verification("/work/a", "run-1", "t-1"), verification("/work/a", "run-2", "t-2")], { concurrency: "unbounded" })
+      const rows = yield* listAll
+      expect(rows.map((row) => row.status)).toEqual(["verified"])
+    }).pipe(Effect.provide(at("/work/a", "ws-a"))))
+
   it.effect("a completion in the lesson's scope is a counted success; one outside it is not", () =>
     Effect.gen(function*() {
       yield* verification("/work/a", "run-1", "t-1")

@@ -21,8 +21,8 @@ import * as Schema from "effect/Schema"
 export const maxFileBytes = 1024 * 1024
 
 /**
- * What a `ContractFileError` is about: the file as bytes (`file`) or its content as a spec, a plan
- * or a JSON document.
+ * What a `ContractFileError` is about: the file as bytes (`file`) or its content as a spec, a plan,
+ * a JSON document or a lesson (`LessonFile`).
  *
  * @since 0.1.0
  * @category schemas

@@ -128,7 +128,18 @@ export const show: CommandSpec = {
   run: (parsed) =>
     withLessons(Effect.map(LessonControls.show(str(parsed, "lesson")), ({ events, lesson }) => {
       const view = lesson.view
-      const history = events.map((stored) => ({ version: stored.version, type: stored.event._tag, at: new Date(stored.event.at).toISOString(), actor: stored.event.actor }))
+      const history = events.map((stored) => ({
+        version: stored.version,
+        type: stored.event._tag,
+        at: new Date(stored.event.at).toISOString(),
+        actor: stored.event.actor,
+        // Why the status moved: the rule and its version, or the person's reason.
+        change: stored.event._tag === "LessonTransitioned"
+          ? { from: stored.event.from, to: stored.event.to, rule: stored.event.rule, ruleVersion: stored.event.ruleVersion, runIds: stored.event.runIds }
+          : stored.event._tag === "LessonControlled"
+          ? { from: stored.event.from, to: stored.event.to, reason: stored.event.reason }
+          : null
+      }))
       return ok(
         { lesson: lessonJson(view), events: history },
         [
@@ -140,7 +151,11 @@ export const show: CommandSpec = {
           `failure runs: ${view.failureRuns.length === 0 ? "none" : view.failureRuns.join(", ")}`,
           `counted successes: ${view.successes.length === 0 ? "none" : view.successes.map((s) => s.runId).join(", ")}`,
           "",
-          ...history.map((h) => `${h.version}  ${h.at}  ${h.type}  ${h.actor.kind}:${Render.visible(h.actor.id)}`)
+          ...history.map((h) =>
+            `${h.version}  ${h.at}  ${h.type}  ${h.actor.kind}:${Render.visible(h.actor.id)}${
+              h.change === null ? "" : `  ${h.change.from} → ${h.change.to} (${"rule" in h.change ? `${h.change.rule}, ${h.change.ruleVersion}` : Render.visible(h.change.reason)})`
+            }`
+          )
         ].join("\n")
       )
     }))

@@ -145,6 +145,10 @@ export const lessons = (engine: Engine): void => {
       const transitions = shown.events.filter((e: { type: string }) => e.type === "LessonTransitioned")
       expect(transitions).toHaveLength(2)
       expect(transitions.every((e: { actor: { kind: string; id: string } }) => e.actor.kind === "system")).toBe(true)
+      expect(transitions.map((e: { change: { to: string; rule: string; ruleVersion: string } }) => [e.change.to, e.change.rule, e.change.ruleVersion])).toEqual([
+        ["probationary", "observed", "ratchet-lessons/1"],
+        ["verified", "two_runs", "ratchet-lessons/1"]
+      ])
 
       // a later task in the lesson's scope is handed it
       const query = await world.ok(["lessons", "query", "--task", later, "--json"])
@@ -184,7 +188,7 @@ export const lessons = (engine: Engine): void => {
       shown = await showLesson(world, id)
       expect(shown.lesson.status).toBe("expired")
       const expiry = shown.events.at(-1)
-      expect(expiry).toMatchObject({ type: "LessonTransitioned", actor: { kind: "system" } })
+      expect(expiry).toMatchObject({ type: "LessonTransitioned", actor: { kind: "system" }, change: { from: "probationary", to: "expired", rule: "outlived" } })
 
       // a clock that would move backwards, or is not a number, is refused by the lessons commands
       const refused = await world.run(["lessons", "evaluate", "--json"], { env: { RATCHET_LESSONS_CLOCK_OFFSET_MS: "-86400000" } })

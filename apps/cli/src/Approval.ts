@@ -71,6 +71,57 @@ export const unlock = (purpose: string): Effect.Effect<ApproverKey.Signer | null
   })
 
 /**
+ * What a person is shown before a person-only act: a heading, the text decided on, its digest, the
+ * command that does it again, and what the passphrase is asked for.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Shown {
+  readonly heading: string
+  readonly text: string
+  readonly digest: Digest.Digest
+  /** How to try again, as a sentence's start: "Run ratchet approve t-… spec again". */
+  readonly again: string
+  /** What the passphrase unlocks the key for: "sign this spec". */
+  readonly purpose: string
+}
+
+/**
+ * Shows what is decided, asks for the confirmation of its digest and then for the passphrase; off
+ * a terminal, or without a key file, asks nothing (the act is then unsigned, and refused where it
+ * is judged). A mismatched confirmation decides nothing. Every person-only act goes through here:
+ * a task's approvals and decisions ({@link give}) and a person's control of a lesson.
+ *
+ * @since 0.3.0
+ * @category prompts
+ */
+export const confirm = (shown: Shown) =>
+  Effect.gen(function*() {
+    const channel = Terminal.channel()
+    if (channel !== "terminal") return { digest: shown.digest, channel, signer: undefined } satisfies Given
+    // Without a key there is nothing to sign with: nobody is asked, and the refusal says why.
+    const found = ApproverKey.read(keyPath())
+    if (Either.isLeft(found) && found.left.reason === "missing") return { digest: shown.digest, channel, signer: undefined } satisfies Given
+    process.stderr.write(
+      // Control characters are shown, never obeyed: a spec must not be able to redraw the screen
+      // and hide what is being approved.
+      `\n${shown.heading}:\n\n${Render.visible(shown.text.trimEnd())}\n\ndigest ${shown.digest}\n`
+    )
+    const expected = Controller.confirmationOf(shown.digest)
+    const typed = yield* Terminal.ask(`Type the first ${Controller.confirmationLength} hex characters of the digest to approve (anything else cancels): `)
+    if (typed === null || typed.trim().toLowerCase() !== expected) {
+      return yield* new ControllerError.InvalidRequest({
+        field: "confirmation",
+        reason: typed === null ? "no confirmation was typed." : `"${typed.trim().slice(0, 20)}" does not match the digest; nothing was approved.`,
+        fix: `${shown.again} and type the first ${Controller.confirmationLength} characters after "sha256:".`
+      })
+    }
+    const signer = yield* unlock(shown.purpose)
+    return { digest: shown.digest, channel, signer: signer ?? undefined } satisfies Given
+  })
+
+/**
  * Shows `subject`, asks for the confirmation of its digest and then for the passphrase; off a
  * terminal, asks nothing. A mismatched confirmation approves nothing.
  *
@@ -78,28 +129,12 @@ export const unlock = (purpose: string): Effect.Effect<ApproverKey.Signer | null
  * @category prompts
  */
 export const give = (subject: Controller.ApprovalSubject) =>
-  Effect.gen(function*() {
-    const channel = Terminal.channel()
-    if (channel !== "terminal") return { digest: subject.digest, channel, signer: undefined } satisfies Given
-    // Without a key there is nothing to sign with: nobody is asked, and the refusal says why.
-    const found = ApproverKey.read(keyPath())
-    if (Either.isLeft(found) && found.left.reason === "missing") return { digest: subject.digest, channel, signer: undefined } satisfies Given
-    process.stderr.write(
-      // Control characters are shown, never obeyed: a spec must not be able to redraw the screen
-      // and hide what is being approved.
-      `\n${heading(subject)} of task ${subject.taskId}:\n\n${Render.visible(subject.text.trimEnd())}\n\ndigest ${subject.digest}\n`
-    )
-    const expected = Controller.confirmationOf(subject.digest)
-    const typed = yield* Terminal.ask(`Type the first ${Controller.confirmationLength} hex characters of the digest to approve (anything else cancels): `)
-    if (typed === null || typed.trim().toLowerCase() !== expected) {
-      return yield* new ControllerError.InvalidRequest({
-        field: "confirmation",
-        reason: typed === null ? "no confirmation was typed." : `"${typed.trim().slice(0, 20)}" does not match the digest; nothing was approved.`,
-        fix: `${again(subject)} and type the first ${Controller.confirmationLength} characters after "sha256:".`
-      })
-    }
-    const signer = yield* unlock(`sign this ${subject.subject === "resolution" ? "decision" : subject.subject}`)
-    return { digest: subject.digest, channel, signer: signer ?? undefined } satisfies Given
+  confirm({
+    heading: `${heading(subject)} of task ${subject.taskId}`,
+    text: subject.text,
+    digest: subject.digest,
+    again: again(subject),
+    purpose: `sign this ${subject.subject === "resolution" ? "decision" : subject.subject}`
   })
 
 const heading = (subject: Controller.ApprovalSubject): string => {

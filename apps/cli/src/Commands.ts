@@ -14,6 +14,7 @@ import type { CommandSpec } from "./Command.js"
 import * as Completion from "./CompletionCommand.js"
 import * as Hosts from "./HostCommands.js"
 import * as Leases from "./LeaseCommands.js"
+import * as Lessons from "./LessonCommands.js"
 import * as Reads from "./ReadCommands.js"
 import * as Runs from "./RunCommands.js"
 import * as Ui from "./UiCommand.js"
@@ -57,6 +58,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
   Reads.log,
   ...Leases.lease,
   Reads.stats,
+  ...Lessons.commands,
   Ui.ui,
   Hosts.hook,
   ...Hosts.hooks,

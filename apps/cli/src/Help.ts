@@ -245,7 +245,7 @@ export const reference = (): string =>
  * @since 0.1.0
  * @category constants
  */
-export const groups: ReadonlyArray<string> = ["task", "brief", "step", "approver", "lease", "hooks"]
+export const groups: ReadonlyArray<string> = ["task", "brief", "step", "approver", "lease", "lessons", "hooks"]
 
 /**
  * `ratchet help brief`, `ratchet lease --help`: the commands of a group, with their synopsis,

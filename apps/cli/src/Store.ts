@@ -20,6 +20,8 @@ import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as StoreMark from "@ratchet/controller/StoreMark"
 import type * as Workspace from "@ratchet/controller/Workspace"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
+import * as Lessons from "@ratchet/memory/Lessons"
+import type * as LessonStore from "@ratchet/storage/LessonStore"
 import type * as PostgresStore from "@ratchet/storage-postgres/PostgresStore"
 import * as SqliteStore from "@ratchet/storage-sqlite/SqliteStore"
 import * as Builtin from "@ratchet/verifier/Builtin"
@@ -112,6 +114,24 @@ export const controller = (project: Workspace.Located) => {
 }
 
 /**
+ * `services` (a store layer, which provides a `LessonStore`) with the `Lessons` service over it:
+ * what the controller records a run's failures and successes through, and what the lessons
+ * commands, the hooks and MCP read and change lessons through.
+ *
+ * @since 0.3.0
+ * @category layers
+ */
+export const withLessons = <ROut, E, RIn>(services: Layer.Layer<ROut | LessonStore.LessonStore, E, RIn>) => Layer.provideMerge(Lessons.layer, services)
+
+/**
+ * What `ratchet lessons …` works with: the store with the `Lessons` service over it, and the project.
+ *
+ * @since 0.3.0
+ * @category layers
+ */
+export const lessons = (project: Workspace.Located) => Layer.merge(withLessons(guarded(project)), Layer.succeed(Controller.Project, project))
+
+/**
  * The services `verify`, `done` and `evidence` work with (besides the controller): the store with
  * its blobs, the lease manager, the project and the built-in verifiers.
  *
@@ -119,7 +139,7 @@ export const controller = (project: Workspace.Located) => {
  * @category layers
  */
 export const verification = (project: Workspace.Located) => {
-  const services = guarded(project)
+  const services = withLessons(guarded(project))
   const leases = LeaseManager.layerConfig(project.project.lease ?? {}).pipe(Layer.provide(services))
   return Layer.mergeAll(services, leases, Layer.succeed(Controller.Project, project), Builtin.layer)
 }

@@ -129,6 +129,18 @@ describe("Help.group", () => {
       step: ["step done"],
       lease: ["lease show", "lease acquire", "lease heartbeat", "lease release", "lease takeover"],
       hooks: ["hooks install", "hooks uninstall"],
+      lessons: [
+        "lessons list",
+        "lessons show",
+        "lessons query",
+        "lessons propose",
+        "lessons evaluate",
+        "lessons pin",
+        "lessons reject",
+        "lessons deprecate",
+        "lessons supersede",
+        "lessons edit"
+      ],
       approver: ["approver init", "approver show", "approver add", "approver remove", "approver list", "approver trust"]
     }
     expect([...Help.groups].sort()).toEqual(Object.keys(expected).sort())

@@ -11,6 +11,7 @@ import * as Controller from "@ratchet/controller/Controller"
 import * as StoreMark from "@ratchet/controller/StoreMark"
 import type * as Workspace from "@ratchet/controller/Workspace"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
+import * as Lessons from "@ratchet/memory/Lessons"
 import * as PostgresStore from "@ratchet/storage-postgres/PostgresStore"
 import * as SqliteStore from "@ratchet/storage-sqlite/SqliteStore"
 import * as Layer from "effect/Layer"
@@ -40,5 +41,7 @@ export const services = (project: Workspace.Located) => {
     ? StoreMark.guard(SqliteStore.layerConfig, guard)
     : StoreMark.guard(PostgresStore.layerConfig, guard)
   const leases = LeaseManager.layerConfig(project.project.lease ?? {}).pipe(Layer.provide(store))
-  return Layer.mergeAll(store, leases, Layer.succeed(Controller.Project, project))
+  // The lessons service: a step that fails, or an attempt recovery leaves Indeterminate, is a
+  // failure the lessons are told about (LessonFacts).
+  return Layer.mergeAll(Layer.provideMerge(Lessons.layer, store), leases, Layer.succeed(Controller.Project, project))
 }

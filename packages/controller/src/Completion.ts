@@ -35,6 +35,7 @@ import { describeOwner, heldLease, Project } from "./Controller.js"
 import type * as Controller from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Episode from "./Episode.js"
+import * as LessonFacts from "./LessonFacts.js"
 import * as Projection from "./Projection.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as RunReport from "./RunReport.js"
@@ -248,5 +249,12 @@ const completeIn = (options: CompleteOptions) =>
     yield* fault("after-commit")
     // 4. The fresh read.
     const confirmed = yield* confirm
+    // A verified completion is a success the lessons count; recording it never changes the result.
+    const episode = yield* Episode.current(confirmed.task, confirmed.branch).pipe(Effect.option)
+    yield* LessonFacts.completed({
+      task: confirmed.task,
+      runId,
+      changedPaths: episode._tag === "Some" ? episode.value.view.attempts.flatMap((attempt) => attempt.command?.changedPaths ?? []) : []
+    })
     return yield* completedResult(confirmed.task, confirmed.branch, false, handled.appended.lastLsn)
   })

@@ -115,7 +115,8 @@ const conflictTags: ReadonlySet<string> = new Set([
   "@ratchet/lease/CheckpointMismatch",
   "@ratchet/storage/VersionConflict",
   "@ratchet/storage/StaleEpoch",
-  "@ratchet/storage/LeaseNotExpired"
+  "@ratchet/storage/LeaseNotExpired",
+  "@ratchet/storage/LessonVersionConflict"
 ])
 
 const invalidTags: ReadonlySet<string> = new Set([
@@ -131,6 +132,8 @@ const invalidTags: ReadonlySet<string> = new Set([
   "@ratchet/controller/CheckoutLockUnavailable",
   "@ratchet/kernel/SpecInvalid",
   "@ratchet/kernel/PlanInvalid",
+  "@ratchet/kernel/LessonInvalid",
+  "@ratchet/kernel/LessonCommandRefused",
   "@ratchet/lease/LeaseNotHeld",
   "@ratchet/lease/TaskNotFound",
   "@ratchet/lease/InvalidOwner",

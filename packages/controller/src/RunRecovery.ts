@@ -21,6 +21,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as RunWriter from "./RunWriter.js"
+import * as LessonFacts from "./LessonFacts.js"
 import * as StepProcess from "./StepProcess.js"
 
 /** How long recovery waits for a dead runner's command that is still running, when its step has no timeout. */
@@ -109,7 +110,10 @@ export const recover = (context: Context, plan: Plan.Plan, runId: string) =>
           { actor, at },
           `Step ${step.id} was started and its runner died before recording the outcome (${why}). Check whether its effect happened, then: ratchet unblock ${taskId} --resolve ${step.id} succeeded|failed`,
           [intentId]
-        )])
+        )]).pipe(
+          // An Indeterminate attempt teaches the lessons; recording it never changes the recovery.
+          Effect.tap((written) => LessonFacts.attemptIndeterminate({ actor, task: written.task, runId, stepId: step.id, attempt, intentId, why }))
+        )
       switch (decision._tag) {
         case "CancelClean":
           yield* recoverWith(

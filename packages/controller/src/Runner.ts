@@ -50,6 +50,7 @@ import * as Projection from "./Projection.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as Runnable from "./Runnable.js"
 import * as RunLease from "./RunLease.js"
+import * as LessonFacts from "./LessonFacts.js"
 import * as RunRecovery from "./RunRecovery.js"
 import * as RunReport from "./RunReport.js"
 import * as RunRequest from "./RunRequest.js"
@@ -556,6 +557,8 @@ const runScoped = (
           return following.started === null ? [...ended, following.item, ...boundary] : [...ended, ...boundary, following.item]
         }, ran.cancelled === null ? undefined : (at) => [{ _tag: "LeaseReleased", ...meta(at), epoch }])
         fault("step-finished")
+        // A failed command teaches the lessons; recording it never changes the run.
+        if (!RunStep.succeeded(ran) && ran.cancelled === null) yield* LessonFacts.stepFailed(ran, { actor, task: finished.task, runId })
         if (Either.isRight(after)) tree = after.right
         const startedNext = following as ReturnType<typeof startOf> | null
         boundaryLsn = startedNext === null && Either.isRight(after) && ran.cancelled === null ? finished.appended?.lastLsn ?? null : null

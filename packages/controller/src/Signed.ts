@@ -12,6 +12,7 @@
 import * as Authority from "@ratchet/kernel/Authority"
 import type * as Digest from "@ratchet/kernel/Digest"
 import type * as Event from "@ratchet/kernel/Event"
+import type * as Lesson from "@ratchet/kernel/Lesson"
 import * as Signature from "@ratchet/kernel/Signature"
 import type * as ApproverKey from "./ApproverKey.js"
 
@@ -70,4 +71,24 @@ export const verdict = (projectId: string, taskId: string, runId: string, given:
   const { signature: _ignored, ...unsigned } = given
   const bytes = Signature.statement("ratchet/verdict/1", Authority.verdictFields(projectId, taskId, runId, unsigned))
   return { ...unsigned, signature: bytes === null ? null : signer.sign(bytes) }
+}
+
+/**
+ * A receipt for a person's control of a lesson (`Authority.lessonReceiptFields`): bound to the
+ * lesson, the control, its revision, the digest the person confirmed and the target; signed with
+ * the invocation's key, unsigned without one (the kernel then refuses the control and says why).
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const lessonReceipt = (
+  projectId: string,
+  input: Omit<Lesson.Receipt, "signature" | "actor">,
+  invocation: Signing
+): Lesson.Receipt => {
+  const unsigned = { ...input, actor: personOf(invocation) }
+  const bytes = invocation.signer === undefined
+    ? null
+    : Signature.statement("ratchet/lesson-receipt/1", Authority.lessonReceiptFields(projectId, unsigned))
+  return { ...unsigned, signature: bytes === null || invocation.signer === undefined ? null : invocation.signer.sign(bytes) }
 }

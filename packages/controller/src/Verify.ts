@@ -37,6 +37,7 @@ import type * as Controller from "./Controller.js"
 import * as CommandHandler from "./CommandHandler.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Episode from "./Episode.js"
+import * as LessonFacts from "./LessonFacts.js"
 import * as Projection from "./Projection.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as RunReport from "./RunReport.js"
@@ -373,6 +374,8 @@ const verifyIn = (options: Options) =>
       } satisfies Result
     }
     const after = handled.right.task
+    // What failed teaches the lessons; recording them never changes this pass's result.
+    yield* LessonFacts.verificationEnded({ actor: LessonFacts.verifier, task: after, runId: episode.runId, results })
     const evidence = yield* VerificationReport.loadAll([...verdictsSoFar, ...verdicts].flatMap((v) => v.evidenceRefs))
     const episodeAfter = yield* Episode.current(after, branch)
     const report = VerificationReport.render(after, episodeAfter, evidence, authority)

@@ -21,13 +21,13 @@ import * as Schema from "effect/Schema"
 export const maxFileBytes = 1024 * 1024
 
 /**
- * What a `ContractFileError` is about: the file as bytes (`file`) or its content as a spec, a plan
- * or a JSON document.
+ * What a `ContractFileError` is about: the file as bytes (`file`) or its content as a spec, a plan,
+ * a JSON document or a lesson (`LessonFile`).
  *
  * @since 0.1.0
  * @category schemas
  */
-export const Kind = Schema.Literal("spec", "plan", "json", "file")
+export const Kind = Schema.Literal("spec", "plan", "json", "file", "lesson")
 
 /**
  * @since 0.1.0
@@ -103,12 +103,14 @@ const fix = (kind: Kind, reason: Reason): string => {
     case "not_a_file":
       return "Give the path of a regular file; directories, FIFOs, sockets and devices are never read."
     case "too_large":
+      if (kind === "lesson") return "Keep a lesson file within 64 KiB: a lesson is a few short fields (each summary at most 400 characters)."
       return `Keep the file within 1 MiB (${maxFileBytes} bytes): move long material into files the contract refers to.`
     case "unreadable":
       return "Check that this user may read the file (and that no symlink loops), then run the command again."
     case "not_utf8":
       return "Save the file as UTF-8 text without NUL bytes and run the command again."
     case "syntax":
+      if (kind === "lesson") return "Fix the YAML where shown: a lesson file is plain data (mappings, sequences, strings) without tags or self-referencing aliases."
       return kind === "json"
         ? "Fix the JSON where shown and run the command again."
         : `Fix the ${

@@ -155,7 +155,7 @@ const yamlMessage = (error: YAMLError, pointer: string): string => {
 
 export interface YamlSource {
   readonly file: string
-  readonly kind: "spec" | "plan"
+  readonly kind: "spec" | "plan" | "lesson"
   readonly text: string
   /** Lines of the file before `text` starts (the front matter's opening `---`). */
   readonly lineOffset: number

@@ -84,6 +84,14 @@ export const Controlled = event("LessonControlled", {
 export const Edited = event("LessonEdited", { revision: Schema.Int, body: Lesson.Body, reason: Lesson.Summary, receipt: Lesson.Receipt })
 /** @since 0.3.0 @category schemas */
 export const Inspected = event("LessonInspected", {})
+/**
+ * The lesson was put in front of a run's agent (`Lesson.Shown`). It changes no status: it tells
+ * the run's later success that it was helped.
+ *
+ * @since 0.4.0
+ * @category schemas
+ */
+export const Shown = event("LessonShown", { shown: Lesson.Shown })
 
 /**
  * Every event of a lesson's stream.
@@ -99,7 +107,8 @@ export const Event = Schema.Union(
   Transitioned,
   Controlled,
   Edited,
-  Inspected
+  Inspected,
+  Shown
 )
 
 /**
@@ -116,7 +125,8 @@ const members: { readonly [K in Event["_tag"]]: Schema.Schema.AnyNoContext } = {
   LessonTransitioned: Transitioned,
   LessonControlled: Controlled,
   LessonEdited: Edited,
-  LessonInspected: Inspected
+  LessonInspected: Inspected,
+  LessonShown: Shown
 }
 
 /**

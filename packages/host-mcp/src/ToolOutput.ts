@@ -19,6 +19,7 @@
  */
 import * as Event from "@ratchet/kernel/Event"
 import * as Gate from "@ratchet/kernel/Gate"
+import * as Lesson from "@ratchet/kernel/Lesson"
 import * as Task from "@ratchet/kernel/Task"
 import * as Evidence from "@ratchet/verifier/Evidence"
 import * as Schema from "effect/Schema"
@@ -214,6 +215,26 @@ export const bodies = {
     taskId: Schema.String,
     pid: Schema.Int.annotations({ description: "The runner's process id." }),
     log: Schema.String.annotations({ description: "The runner's log file." })
+  }),
+  lessons_query: Schema.Struct({
+    taskId: Schema.String,
+    state: State,
+    runId: NullableString.annotations({ description: "The task's run while it is RUNNING, else null." }),
+    recorded: Schema.Boolean.annotations({ description: "Whether the lessons are recorded as shown to the run (while the task is RUNNING)." }),
+    lessons: Schema.Array(Schema.Struct({
+      id: Schema.String,
+      status: Lesson.Status,
+      summary: Schema.String.annotations({ description: "The rule, when it applies and what it corrects: at most 400 characters." }),
+      fingerprintMatch: Schema.Boolean.annotations({ description: "Whether it is about one of the task's failures." }),
+      rank: Schema.Number.annotations({ description: "Its full-text rank against the task's goal and criteria." })
+    })).annotations({ description: "At most three, the most relevant first." })
+  }),
+  lesson_propose: Schema.Struct({
+    lessonId: Schema.String,
+    status: Lesson.Status.annotations({ description: "Always candidate: a proposal never changes a status." }),
+    revision: Schema.Int,
+    proposedBy: Event.Actor,
+    projectId: Schema.String
   }),
   run_check: Schema.Struct({
     task: TaskViewDocument,

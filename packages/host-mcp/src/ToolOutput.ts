@@ -192,6 +192,15 @@ export const bodies = {
     snapshotLsn: Schema.Int,
     specDigest: Schema.String,
     workers: Schema.Array(Event.Actor).annotations({ description: "Everyone who did work in this run: none of them may verify it." }),
+    lessons: Schema.Array(Schema.Struct({
+      lessonId: Schema.String,
+      status: Lesson.Status,
+      via: Schema.Literal("hook", "mcp"),
+      at: Schema.Number,
+      stepId: NullableString,
+      attempt: NullableInt
+    })).annotations({ description: "The lessons shown to the run's agent before its verification froze it, each at its first showing." }),
+    assisted: Schema.Boolean.annotations({ description: "Whether any lesson was shown to the run: its success was helped by them." }),
     criteria: Schema.Array(CriterionEvidence),
     bodies: Schema.optional(
       Schema.Record({ key: Schema.String, value: Schema.Struct({ text: Schema.String, size: Schema.Int, truncated: Schema.Boolean }) }).annotations({
@@ -216,6 +225,16 @@ export const bodies = {
     pid: Schema.Int.annotations({ description: "The runner's process id." }),
     log: Schema.String.annotations({ description: "The runner's log file." })
   }),
+  run_check: Schema.Struct({
+    task: TaskViewDocument,
+    run: Schema.NullOr(Schema.Struct({
+      runId: Schema.String,
+      specDigest: Schema.String,
+      planDigest: Schema.String,
+      leaseEpoch: Schema.Int,
+      steps: Schema.Array(StepCheck)
+    })).annotations({ description: "The run, once one has started; null before." })
+  }),
   lessons_query: Schema.Struct({
     taskId: Schema.String,
     state: State,
@@ -235,16 +254,6 @@ export const bodies = {
     revision: Schema.Int,
     proposedBy: Event.Actor,
     projectId: Schema.String
-  }),
-  run_check: Schema.Struct({
-    task: TaskViewDocument,
-    run: Schema.NullOr(Schema.Struct({
-      runId: Schema.String,
-      specDigest: Schema.String,
-      planDigest: Schema.String,
-      leaseEpoch: Schema.Int,
-      steps: Schema.Array(StepCheck)
-    })).annotations({ description: "The run, once one has started; null before." })
   })
 } as const
 

@@ -318,7 +318,7 @@ const decideFact = (command: Command & { readonly _tag: Fact }, state: LessonRul
     case "RecordShown":
       // Showing a lesson moves no status, so the evaluator is not asked.
       return Either.map(observed(command, state, command.shown.projectId), (lesson): ReadonlyArray<LessonEvent.Event> => [
-        { _tag: "LessonShown", ...meta(command, lesson), shown: command.shown }
+        { _tag: "LessonShown", ...meta(command, lesson), shown: command.shown, status: lesson.status }
       ])
     case "RecordFailure":
       return Either.flatMap(observed(command, state, command.failure.projectId), (lesson) => {

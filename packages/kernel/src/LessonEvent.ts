@@ -85,13 +85,14 @@ export const Edited = event("LessonEdited", { revision: Schema.Int, body: Lesson
 /** @since 0.3.0 @category schemas */
 export const Inspected = event("LessonInspected", {})
 /**
- * The lesson was put in front of a run's agent (`Lesson.Shown`). It changes no status: it tells
- * the run's later success that it was helped.
+ * The lesson was put in front of a run's agent (`Lesson.Shown`), in `status` (the decider's, as the
+ * lesson stood): what the agent was told it was. It changes no status: it tells the run's later
+ * success, and its verification, that it was helped.
  *
  * @since 0.4.0
  * @category schemas
  */
-export const Shown = event("LessonShown", { shown: Lesson.Shown })
+export const Shown = event("LessonShown", { shown: Lesson.Shown, status: Lesson.Status })
 
 /**
  * Every event of a lesson's stream.

@@ -558,6 +558,22 @@ describe("LessonDecider: facts", () => {
     }
   })
 
+  it("a lesson shown records the status it was shown in, and moves nothing", () => {
+    for (const where of ["candidate", "verified", "enforced"] as const) {
+      const state = reach(where)
+      const decided = Either.getOrThrow(LessonDecider.decide(recordShown(shown("r-x", T0 + 1, { stepId: "fix", attempt: 2, via: "mcp" })), state))
+      expect(decided).toEqual([{
+        _tag: "LessonShown",
+        version: 1,
+        actor: system,
+        at: T0 + 1,
+        lessonId: LESSON,
+        shown: shown("r-x", T0 + 1, { stepId: "fix", attempt: 2, via: "mcp" }),
+        status: where
+      }])
+    }
+  })
+
   it.each(["user", "agent", "runner", "verifier", "system"] as const)("anyone proposes (%s), and the proposal is a candidate", (kind) => {
     const state = step(LessonRules.initial, propose({ kind, id: "x" }))
     expect(statusOf(state)).toBe("candidate")

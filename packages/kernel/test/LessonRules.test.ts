@@ -371,7 +371,8 @@ describe("LessonRules.evolve", () => {
       actor: system,
       at: T0 + 1,
       lessonId: LESSON,
-      shown: { runId, projectId: "p-1", taskId: "t-1", stepId: null, attempt: null, via: "hook", at: T0 + 1 }
+      shown: { runId, projectId: "p-1", taskId: "t-1", stepId: null, attempt: null, via: "hook", at: T0 + 1 },
+      status: "verified"
     })
     const twice = view(LessonRules.fold([proposed(), shown$("r-a"), shown$("r-b"), shown$("r-a")]))
     expect(twice.shownTo).toEqual(["r-b", "r-a"])

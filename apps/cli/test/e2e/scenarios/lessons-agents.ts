@@ -7,6 +7,8 @@
  *   Codex) the verified lesson in the task's scope is in `hookSpecificOutput.additionalContext`,
  *   one out of scope is not, and the lesson is recorded as shown to the run (once per run, with the
  *   step and attempt) before the answer. A prompt adds only a lesson not yet shown to the run.
+ * - The run's episode, frozen at VERIFYING, carries the lessons shown (`ratchet evidence --json`:
+ *   `lessons`, `assisted`).
  * - A hook that cannot read lessons still answers: the session starts, with a warning (SQLite: the
  *   lessons' read model made unreadable), and a tool call is still judged.
  * - An agent proposes a candidate over MCP, reads the lessons of its task (recorded as shown), and
@@ -147,12 +149,19 @@ export const lessonsAgentsScenarios = (engine: Engine): void => {
 
       if (world.engine.name === "sqlite") {
         // a store whose lessons cannot be read: the session still starts (a warning), tools are still judged
-        const db = new Database(path.join(world.home, "ratchet.db"))
-        try {
-          db.prepare("UPDATE ratchet_lessons SET view = 'not a view'").run()
-        } finally {
-          db.close()
+        const views = (sql: (db: Database.Database) => void) => {
+          const db = new Database(path.join(world.home, "ratchet.db"))
+          try {
+            sql(db)
+          } finally {
+            db.close()
+          }
         }
+        let kept: ReadonlyArray<{ readonly id: string; readonly view: string }> = []
+        views((db) => {
+          kept = db.prepare("SELECT lesson_id AS id, view FROM ratchet_lessons").all() as ReadonlyArray<{ readonly id: string; readonly view: string }>
+          db.prepare("UPDATE ratchet_lessons SET view = 'not a view'").run()
+        })
         const warned = await hook(world, payload(world, "SessionStart.startup.json"))
         expect(warned.code, warned.stderr).toBe(0)
         expect(JSON.parse(warned.stdout).systemMessage).toMatch(/^Ratchet \(warning\): no lessons were added to the agent's context: /)
@@ -160,7 +169,19 @@ export const lessonsAgentsScenarios = (engine: Engine): void => {
           ;(value["tool_input"] as Record<string, unknown>)["file_path"] = path.join(world.repo, "README.md")
         }))
         expect(JSON.parse(outside.stdout).hookSpecificOutput).toMatchObject({ permissionDecision: "deny" })
+        views((db) => {
+          for (const row of kept) db.prepare("UPDATE ratchet_lessons SET view = ? WHERE lesson_id = ?").run(row.view, row.id)
+        })
       }
+
+      // the run's episode, frozen when it enters VERIFYING, carries the lessons shown: an assisted run
+      await world.ok(["step", "done", taskId, "fix", "--note", "froze the clock"])
+      expect((await world.run(["run", taskId])).code).toBe(0)
+      expect((await status(world, taskId)).state).toBe("VERIFYING")
+      const evidence = (await world.ok(["evidence", taskId, "--json"])).json
+      expect(evidence.assisted).toBe(true)
+      expect(evidence.lessons.map((lesson: { readonly lessonId: string; readonly status: string; readonly via: string }) => [lesson.lessonId, lesson.status, lesson.via]))
+        .toEqual([["L-date", "verified", "hook"], ["L-tz", "verified", "hook"]])
     })
 
     it("an agent proposes a candidate and reads its task's lessons, but never promotes, pins or rejects one", async () => {

@@ -16,6 +16,10 @@
  * (`TurnReport`), and releases the lease when the session ends. Nothing else is written, and
  * nothing at all when the payload does not decode.
  *
+ * At a session's start and at each prompt, for a task in RUNNING, the lessons that apply to it go
+ * into the agent's context (`HookLessons`, ADR 0038), each recorded as shown to the run before it is
+ * shown. Lessons are advice: a hook that cannot read or record them still answers, without them.
+ *
  * Whatever goes wrong (a payload that does not decode, a store that cannot be read, a bug) becomes
  * the adapter's failure answer: closed (blocking) for tool calls, open (a warning) elsewhere. No
  * stack trace reaches the host.
@@ -280,6 +284,49 @@ const inProject = <A, E, R>(start: string, session: HostEvent.Session, outside: 
 
 const allow: Guard.Decision = { _tag: "Allow" }
 
+/**
+ * What the hook answers: the guard's decision, and the text the host adds to the agent's context
+ * (the lessons for its task), when there is any.
+ */
+interface Answer {
+  readonly decision: Guard.Decision
+  readonly context: string | null
+  /** Why the context could not be given: the answer stays, with a warning. */
+  readonly warning: string | null
+}
+
+/**
+ * A session's start or a prompt. The session becomes the worker of a manual step awaiting one, and
+ * keeps its lease alive; for a task in RUNNING, the lessons that apply go into the agent's context
+ * (`HookLessons`, loaded only here), recorded as shown first. Lessons are advice: when they cannot
+ * be read or recorded, the event is still allowed, without them and with a warning.
+ */
+const opened = (event: HostEvent.HostEvent & { readonly _tag: "SessionStarted" | "PromptSubmitted" }, start: string) =>
+  inProject(start, event.session, (): Answer => ({ decision: allow, context: null, warning: null }), () =>
+    Effect.gen(function*() {
+      const selection = yield* HostView.select(preferredTask())
+      if (selection._tag === "One" && (selection.task.awaiting !== null || ownsLease(selection.task, event.session))) {
+        const standing = yield* HostSession.attend(selection.task, event.session)
+        // A prompt starts the worker's next turn.
+        yield* reportTurn(selection.task, event.session, standing.ours, TurnReport.eventsOf(event, allow))
+      }
+      if (selection._tag !== "One" || selection.task.state !== "RUNNING") return { decision: allow, context: null, warning: null }
+      const task = selection.task
+      return yield* Effect.promise(() => import("./HookLessons.js")).pipe(
+        Effect.flatMap((lessons) => lessons.context(task, event._tag === "SessionStarted" ? "session" : "prompt")),
+        Effect.map((context): Answer => ({ decision: allow, context, warning: null })),
+        Effect.catchAllCause((cause) =>
+          Effect.succeed<Answer>({ decision: allow, context: null, warning: `no lessons were added to the agent's context: ${causeMessage(cause)}` })
+        )
+      )
+    }))
+
+/** What went wrong, in one message: the failure's own, or the defect's. */
+const causeMessage = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause)
+  return failure._tag === "Some" ? messageOf(failure.value) : `unexpected: ${messageOf(Cause.squash(cause))}`
+}
+
 /** The guard's decision about `event` (events it does not judge are allowed), with what the session writes. */
 const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent, start: string) =>
   Effect.gen(function*() {
@@ -325,17 +372,8 @@ const judge = (adapter: HostAdapter.HostAdapter, event: HostEvent.HostEvent, sta
           }))
       case "SessionStarted":
       case "PromptSubmitted":
-        // The session becomes the worker of a manual step awaiting one, and keeps its lease alive.
-        return yield* inProject(start, event.session, always, () =>
-          Effect.gen(function*() {
-            const selection = yield* HostView.select(preferredTask())
-            if (selection._tag === "One" && (selection.task.awaiting !== null || ownsLease(selection.task, event.session))) {
-              const standing = yield* HostSession.attend(selection.task, event.session)
-              // A prompt starts the worker's next turn.
-              yield* reportTurn(selection.task, event.session, standing.ours, TurnReport.eventsOf(event, allow))
-            }
-            return allow
-          }))
+        // Answered with the lessons' context by `opened`.
+        return allow
       case "SessionEnded":
         // Its lease is released; intents it left open stay for recovery (Indeterminate unless resolved).
         return yield* inProject(start, event.session, always, () =>
@@ -374,13 +412,14 @@ export const answer = (adapter: HostAdapter.HostAdapter, raw: string, where: Whe
       onSuccess: (event) => {
         const start = ProjectRoot.start({ variable: adapter.projectVariable, environment: where.environment, directory: where.directory })
         if (start._tag === "Invalid") return Effect.succeed(adapter.failure(nameOf(event), start.reason))
-        return judge(adapter, event, start.directory).pipe(
-          Effect.map((decision) => adapter.reply(event, decision)),
-          Effect.catchAllCause((cause) => {
-            const failure = Cause.failureOption(cause)
-            const problem = failure._tag === "Some" ? messageOf(failure.value) : `unexpected: ${messageOf(Cause.squash(cause))}`
-            return Effect.succeed(adapter.failure(nameOf(event), problem))
-          })
+        const answered: Effect.Effect<Answer, unknown> = event._tag === "SessionStarted" || event._tag === "PromptSubmitted"
+          ? opened(event, start.directory)
+          : Effect.map(judge(adapter, event, start.directory), (decision) => ({ decision, context: null, warning: null }))
+        return answered.pipe(
+          Effect.map((answer) =>
+            answer.warning !== null ? adapter.failure(nameOf(event), answer.warning) : adapter.reply(event, answer.decision, answer.context)
+          ),
+          Effect.catchAllCause((cause) => Effect.succeed(adapter.failure(nameOf(event), causeMessage(cause))))
         )
       }
     })

@@ -10,10 +10,12 @@
  * @since 0.1.0
  */
 import * as Controller from "@ratchet/controller/Controller"
+import type * as Workspace from "@ratchet/controller/Workspace"
 import * as Identity from "@ratchet/host-mcp/Identity"
 import * as McpError from "@ratchet/host-mcp/McpError"
 import * as McpServer from "@ratchet/host-mcp/McpServer"
 import * as RunStarter from "@ratchet/host-mcp/RunStarter"
+import * as Lessons from "@ratchet/memory/Lessons"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -32,6 +34,12 @@ const starter = RunStarter.layer((request) =>
     Effect.mapError((error) => new McpError.RunNotStarted({ taskId: request.taskId, reason: error.message }))
   )
 )
+
+/**
+ * The services the tools run with: the verification services of `project` (its store, leases and
+ * verifiers) and, over the same store, the lessons service (`lessons_query`, `lesson_propose`).
+ */
+const servedWithLessons = (project: Workspace.Located) => Layer.provideMerge(Lessons.layer, Store.verification(project))
 
 /**
  * Serves until standard input ends, after one line on standard error naming the project and the
@@ -69,6 +77,6 @@ export const serve = Effect.gen(function*() {
     otherwise: "start ratchet mcp with --home <dir> (or RATCHET_HOME, or RATCHET_DATABASE_URL for PostgreSQL) naming the store that has it"
   }
   yield* McpServer.serveStdio({ version, caller: { actor: identity.actor }, where }).pipe(
-    Effect.provide(Layer.merge(Store.verification(project), starter))
+    Effect.provide(Layer.merge(servedWithLessons(project), starter))
   )
 })

@@ -4,17 +4,24 @@
  * {@link EpisodeView.EpisodeView} built at that LSN, and the verdicts recorded in this episode so
  * far. `ratchet verify` judges it; `ratchet done` completes on its verdicts.
  *
+ * The view carries the lessons shown to the run's agent (ADR 0038), read from the lessons' own
+ * streams (`LessonShown`) in the store's `LessonStore`: the project's lessons whose view records
+ * the run, then their showings to it. Every store layer provides a `LessonStore`; a context
+ * without one (a test's bare event store) reads as none shown.
+ *
  * @since 0.1.0
  */
 import type * as Authority from "@ratchet/kernel/Authority"
 import type * as Event from "@ratchet/kernel/Event"
 import type * as Task from "@ratchet/kernel/Task"
 import * as EventStore from "@ratchet/storage/EventStore"
+import * as LessonStore from "@ratchet/storage/LessonStore"
 import * as EpisodeView from "@ratchet/verifier/EpisodeView"
 import * as Verification from "@ratchet/verifier/Verification"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as ControllerError from "./ControllerError.js"
 
@@ -40,6 +47,32 @@ export interface Episode {
 }
 
 /**
+ * Every showing of a lesson of `projectId` to `runId`, as the lessons' streams record them.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const lessonsShown = (projectId: string, runId: string) =>
+  Effect.flatMap(Effect.serviceOption(LessonStore.LessonStore), (found) =>
+    Option.match(found, {
+      onNone: () => Effect.succeed<ReadonlyArray<EpisodeView.Shown>>([]),
+      onSome: (lessons) =>
+        Effect.gen(function*() {
+          const shownTo = (yield* lessons.list({ projectId })).filter((lesson) => lesson.view.shownTo.includes(runId))
+          const shown: Array<EpisodeView.Shown> = []
+          for (const lesson of shownTo) {
+            for (const stored of yield* lessons.read(lesson.id)) {
+              const event = stored.event
+              if (event._tag !== "LessonShown" || event.shown.runId !== runId) continue
+              const { at, attempt, stepId, via } = event.shown
+              shown.push({ lessonId: lesson.id, runId, status: event.status, via, at, stepId, attempt })
+            }
+          }
+          return shown
+        })
+    }))
+
+/**
  * Reads the episode of `task`'s current run on `branch`.
  *
  * @since 0.1.0
@@ -62,7 +95,8 @@ export const current = (task: Task.Task, branch: string) =>
       if (stored.event._tag === "VerificationStarted" && stored.event.runId === run.runId) snapshotLsn = stored.event.snapshotLsn
     }
     if (snapshotLsn === null) return yield* noEpisode(`run ${run.runId} of task ${task.taskId} never reached VERIFYING.`)
-    const built = EpisodeView.build({ taskId: task.taskId, branch, snapshotLsn, events })
+    const shown = yield* lessonsShown(task.projectId, run.runId)
+    const built = EpisodeView.build({ taskId: task.taskId, branch, snapshotLsn, events, shown })
     if (Either.isLeft(built)) return yield* Effect.die(built.left)
     const passes: Array<Episode["passes"][number]> = []
     const boundaries: Array<{ readonly lsn: number; readonly head: string | null; readonly dirtyDigest: string }> = []

@@ -26,6 +26,7 @@ import * as Task from "@ratchet/kernel/Task"
 import * as BlobStore from "@ratchet/storage/BlobStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as Evidence from "@ratchet/verifier/Evidence"
+import * as EpisodeView from "@ratchet/verifier/EpisodeView"
 import * as Verification from "@ratchet/verifier/Verification"
 import type * as Verifier from "@ratchet/verifier/Verifier"
 import * as Clock from "effect/Clock"
@@ -475,7 +476,19 @@ export const evidenceOf = (taskId: string, acs: ReadonlyArray<string>) =>
       }
       criteria.push({ acId: ac.id, outcome: ac.outcome, required: ac.required, counted: counted.get(ac.id) ?? null, verdicts })
     }
-    return { taskId, state: task.state, branch, runId: episode.runId, snapshotLsn: episode.snapshotLsn, specDigest: spec.digest, workers: episode.view.workers, criteria }
+    return {
+      taskId,
+      state: task.state,
+      branch,
+      runId: episode.runId,
+      snapshotLsn: episode.snapshotLsn,
+      specDigest: spec.digest,
+      workers: episode.view.workers,
+      // What the run's agent was shown of the project's lessons: an assisted success (ADR 0038).
+      lessons: episode.view.lessons,
+      assisted: EpisodeView.assisted(episode.view),
+      criteria
+    }
   })
 
 /**

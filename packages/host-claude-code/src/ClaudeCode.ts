@@ -11,6 +11,9 @@
  *   otherwise nothing, and the user is asked as usual.
  * - Stop / SubagentStop: a block is `decision: "block"` with the reason, which Claude reads as its
  *   next instruction; `stop_hook_active` makes it a single block, never a loop.
+ * - SessionStart and UserPromptSubmit with lessons for the agent (ADR 0038):
+ *   `hookSpecificOutput.additionalContext` with the event's name, which Claude Code adds to the
+ *   agent's context.
  * - Everything else: exit 0, nothing printed.
  *
  * The project is looked for in `CLAUDE_PROJECT_DIR` (the project root where the session started),
@@ -97,14 +100,26 @@ const nothing: HostAdapter.Reply = { stdout: "", stderr: "", exitCode: 0 }
 /** Claude Code reads reasons as text; keep them to one readable paragraph. */
 const said = (decision: Guard.Decision): string => (decision._tag === "Deny" ? `${decision.reason} ${decision.fix}` : decision._tag === "Ask" ? decision.reason : "")
 
+/** The events whose answer can add text to the agent's context, by their hook event name. */
+const contextEvents: Readonly<Partial<Record<HostEvent.HostEvent["_tag"], string>>> = { SessionStarted: "SessionStart", PromptSubmitted: "UserPromptSubmit" }
+
+/**
+ * An allowed event with text for the agent's context: `hookSpecificOutput.additionalContext` with
+ * the event's name (the only two keys the host's schema for it takes), or nothing on other events.
+ */
+const advised = (event: HostEvent.HostEvent, context: string): HostAdapter.Reply => {
+  const hookEventName = contextEvents[event._tag]
+  return hookEventName === undefined ? nothing : json({ hookSpecificOutput: { hookEventName, additionalContext: context } })
+}
+
 /**
  * The answer to an event the guard judged.
  *
  * @since 0.1.0
  * @category encoding
  */
-export const reply = (event: HostEvent.HostEvent, decision: Guard.Decision): HostAdapter.Reply => {
-  if (decision._tag === "Allow") return nothing
+export const reply = (event: HostEvent.HostEvent, decision: Guard.Decision, context?: string | null): HostAdapter.Reply => {
+  if (decision._tag === "Allow") return context === undefined || context === null || context === "" ? nothing : advised(event, context)
   switch (event._tag) {
     case "ToolCallRequested":
       if (event.permissionPrompt) {

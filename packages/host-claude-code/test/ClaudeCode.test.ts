@@ -189,6 +189,23 @@ describe("ClaudeCode.reply and failure", () => {
     expect(ClaudeCode.reply(stop, allow).stdout).toBe("")
   })
 
+  it("SessionStart and UserPromptSubmit carry the lessons as hookSpecificOutput.additionalContext, and only they do", () => {
+    const lessons = "Ratchet: lessons …\n- [L-1, verified] Count rows after the header."
+    for (const [file, hookEventName] of [["SessionStart.startup.json", "SessionStart"], ["SessionStart.compact.json", "SessionStart"], ["UserPromptSubmit.basic.json", "UserPromptSubmit"]]) {
+      const reply = ClaudeCode.reply(event(file!), allow, lessons)
+      expect(reply.exitCode).toBe(0)
+      expect(reply.stderr).toBe("")
+      expect(JSON.parse(reply.stdout)).toEqual({ hookSpecificOutput: { hookEventName, additionalContext: lessons } })
+      // No lessons, no output.
+      for (const none of [null, undefined, ""]) expect(ClaudeCode.reply(event(file!), allow, none)).toEqual({ stdout: "", stderr: "", exitCode: 0 })
+    }
+    // Context never rides on a tool call's or a stop's answer, nor changes a denial.
+    for (const file of ["PreToolUse.Edit.json", "PermissionRequest.Bash.json", "Stop.stop_hook_active-false.json", "SessionEnd.other.json"]) {
+      expect(ClaudeCode.reply(event(file), allow, lessons)).toEqual({ stdout: "", stderr: "", exitCode: 0 })
+    }
+    expect(ClaudeCode.reply(event("PreToolUse.Edit.json"), deny, lessons)).toEqual(ClaudeCode.reply(event("PreToolUse.Edit.json"), deny))
+  })
+
   it("events Ratchet does not judge print nothing whatever the decision", () => {
     for (const file of ["SessionStart.startup.json", "PostToolUse.Edit.json", "Notification.idle_prompt.json", "SessionEnd.other.json"]) {
       expect(ClaudeCode.reply(event(file), deny)).toEqual({ stdout: "", stderr: "", exitCode: 0 })

@@ -10,7 +10,9 @@
  *   are printed: PreToolUse `hookSpecificOutput.permissionDecision: "deny"` with the reason,
  *   PermissionRequest `hookSpecificOutput.decision.behavior: "deny"` with the message, Stop and
  *   SubagentStop `decision: "block"` with the reason (Codex continues with the reason as the next
- *   prompt; `stop_hook_active` makes that happen once). Everything else prints nothing.
+ *   prompt; `stop_hook_active` makes that happen once), SessionStart and UserPromptSubmit
+ *   `hookSpecificOutput.additionalContext` with the event's name when there are lessons for the
+ *   agent (ADR 0038; Codex adds it to the model's context). Everything else prints nothing.
  * - `apply_patch` carries its patch in `tool_input.command`; the files it writes are read from the
  *   patch's `*** Add File:`, `*** Update File:`, `*** Delete File:` and `*** Move to:` lines. A
  *   patch naming none is refused rather than allowed unseen.
@@ -99,14 +101,26 @@ const nothing: HostAdapter.Reply = { stdout: "", stderr: "", exitCode: 0 }
 
 const said = (decision: Guard.Decision): string => (decision._tag === "Deny" ? `${decision.reason} ${decision.fix}` : decision._tag === "Ask" ? decision.reason : "")
 
+/** The events whose answer can add text to the agent's context, by their hook event name. */
+const contextEvents: Readonly<Partial<Record<HostEvent.HostEvent["_tag"], string>>> = { SessionStarted: "SessionStart", PromptSubmitted: "UserPromptSubmit" }
+
+/**
+ * An allowed event with text for the agent's context: `hookSpecificOutput.additionalContext` with
+ * the event's name (the only two keys the host's schema for it takes), or nothing on other events.
+ */
+const advised = (event: HostEvent.HostEvent, context: string): HostAdapter.Reply => {
+  const hookEventName = contextEvents[event._tag]
+  return hookEventName === undefined ? nothing : json({ hookSpecificOutput: { hookEventName, additionalContext: context } })
+}
+
 /**
  * The answer to an event the guard judged; an ask is answered as a denial.
  *
  * @since 0.1.0
  * @category encoding
  */
-export const reply = (event: HostEvent.HostEvent, decision: Guard.Decision): HostAdapter.Reply => {
-  if (decision._tag === "Allow") return nothing
+export const reply = (event: HostEvent.HostEvent, decision: Guard.Decision, context?: string | null): HostAdapter.Reply => {
+  if (decision._tag === "Allow") return context === undefined || context === null || context === "" ? nothing : advised(event, context)
   const reason = `Ratchet: ${said(decision)}`
   switch (event._tag) {
     case "ToolCallRequested":

@@ -126,6 +126,18 @@ describe("Codex.reply and failure", () => {
     expect(Codex.reply(pre, { _tag: "Allow" })).toEqual({ stdout: "", stderr: "", exitCode: 0 })
     expect(Codex.adapter.canAsk).toBe(false)
   })
+  it("SessionStart and UserPromptSubmit carry the lessons as hookSpecificOutput.additionalContext (its two keys only), and only they do", () => {
+    const lessons = "Ratchet: lessons …\n- [L-1, verified] Count rows after the header."
+    for (const [file, hookEventName] of [["SessionStart.startup.json", "SessionStart"], ["SessionStart.resume.json", "SessionStart"], ["UserPromptSubmit.basic.json", "UserPromptSubmit"]]) {
+      const reply = Codex.reply(event(file!), { _tag: "Allow" }, lessons)
+      expect(reply.exitCode).toBe(0)
+      expect(JSON.parse(reply.stdout)).toEqual({ hookSpecificOutput: { hookEventName, additionalContext: lessons } })
+      for (const none of [null, undefined, ""]) expect(Codex.reply(event(file!), { _tag: "Allow" }, none)).toEqual({ stdout: "", stderr: "", exitCode: 0 })
+    }
+    for (const file of ["PreToolUse.bash-npm-test.json", "PermissionRequest.bash.json", "Stop.first.json", "SessionEnd.other.json"]) {
+      expect(Codex.reply(event(file), { _tag: "Allow" }, lessons)).toEqual({ stdout: "", stderr: "", exitCode: 0 })
+    }
+  })
   it("PermissionRequest: decision.behavior deny with the message", () => {
     expect(JSON.parse(Codex.reply(event("PermissionRequest.bash.json"), deny).stdout)).toEqual({
       hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "Ratchet: no. ask the user." } }

@@ -52,6 +52,7 @@ export const instructions = [
   "Ratchet keeps the authoritative record of this repository's tasks: what was asked, what the user approved, what was done and what was verified.",
   "Read where a task stands with task_list and task_status (its next step and allowed actions), why a transition is held with task_gate, its history with task_log and its verification with task_evidence.",
   "Create a task with task_create; interview with brief_ask and brief_answer; propose the contract with spec_propose and the plan with plan_propose, from files in the workspace; start an approved plan with run_start and follow it with run_check.",
+  "Read the lessons that apply to a task with lessons_query (verified by evidence from earlier runs; follow them where they apply), and propose what you learned with lesson_propose: a proposal is a candidate, and only evidence or the user changes its status.",
   "No tool approves anything: approving the restatement, the spec or the plan, reopening a FAILED task, settling a step whose outcome is unknown (unblock --resolve), rewinding and completing (done) are the user's acts, typed at a terminal and bound to the digest they saw.",
   "When a task waits for one, tell the user the command its status names; never try to run it yourself. Everything written here is recorded as you, an agent, and the identity that did the work cannot verify it."
 ].join(" ")

@@ -19,6 +19,7 @@
  */
 import * as Event from "@ratchet/kernel/Event"
 import * as Gate from "@ratchet/kernel/Gate"
+import * as Lesson from "@ratchet/kernel/Lesson"
 import * as Task from "@ratchet/kernel/Task"
 import * as Evidence from "@ratchet/verifier/Evidence"
 import * as Schema from "effect/Schema"
@@ -191,6 +192,15 @@ export const bodies = {
     snapshotLsn: Schema.Int,
     specDigest: Schema.String,
     workers: Schema.Array(Event.Actor).annotations({ description: "Everyone who did work in this run: none of them may verify it." }),
+    lessons: Schema.Array(Schema.Struct({
+      lessonId: Schema.String,
+      status: Lesson.Status,
+      via: Schema.Literal("hook", "mcp"),
+      at: Schema.Number,
+      stepId: NullableString,
+      attempt: NullableInt
+    })).annotations({ description: "The lessons shown to the run's agent before its verification froze it, each at its first showing." }),
+    assisted: Schema.Boolean.annotations({ description: "Whether any lesson was shown to the run: its success was helped by them." }),
     criteria: Schema.Array(CriterionEvidence),
     bodies: Schema.optional(
       Schema.Record({ key: Schema.String, value: Schema.Struct({ text: Schema.String, size: Schema.Int, truncated: Schema.Boolean }) }).annotations({
@@ -224,6 +234,26 @@ export const bodies = {
       leaseEpoch: Schema.Int,
       steps: Schema.Array(StepCheck)
     })).annotations({ description: "The run, once one has started; null before." })
+  }),
+  lessons_query: Schema.Struct({
+    taskId: Schema.String,
+    state: State,
+    runId: NullableString.annotations({ description: "The task's run while it is RUNNING, else null." }),
+    recorded: Schema.Boolean.annotations({ description: "Whether the lessons are recorded as shown to the run (while the task is RUNNING)." }),
+    lessons: Schema.Array(Schema.Struct({
+      id: Schema.String,
+      status: Lesson.Status,
+      summary: Schema.String.annotations({ description: "The rule, when it applies and what it corrects: at most 400 characters." }),
+      fingerprintMatch: Schema.Boolean.annotations({ description: "Whether it is about one of the task's failures." }),
+      rank: Schema.Number.annotations({ description: "Its full-text rank against the task's goal and criteria." })
+    })).annotations({ description: "At most three, the most relevant first." })
+  }),
+  lesson_propose: Schema.Struct({
+    lessonId: Schema.String,
+    status: Lesson.Status.annotations({ description: "Always candidate: a proposal never changes a status." }),
+    revision: Schema.Int,
+    proposedBy: Event.Actor,
+    projectId: Schema.String
   })
 } as const
 

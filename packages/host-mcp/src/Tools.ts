@@ -5,7 +5,8 @@
  *
  * What an agent may do here is what an agent may do at all: read a task (status, gate, log,
  * evidence, its run), create one, ask and answer the brief's questions, propose a spec or a plan
- * from a file in the workspace, and start a run. No tool approves anything, reopens a FAILED
+ * from a file in the workspace, start a run, read the lessons for its task and propose a lesson
+ * (a candidate: no tool changes a lesson's status). No tool approves anything, reopens a FAILED
  * task, settles a step, rewinds, unblocks or completes: those are a person's acts, typed at a
  * terminal and recorded as receipts, and an agent that could call them could approve its own
  * work. The kernel would refuse an agent's receipt anyway; leaving the tools out means an agent is
@@ -25,10 +26,12 @@ import * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Documents from "@ratchet/controller/Documents"
 import * as Runnable from "@ratchet/controller/Runnable"
+import * as TaskLessons from "@ratchet/controller/TaskLessons"
 import * as TaskReads from "@ratchet/controller/TaskReads"
 import * as Verify from "@ratchet/controller/Verify"
 import type * as Event from "@ratchet/kernel/Event"
 import * as Task from "@ratchet/kernel/Task"
+import * as Lessons from "@ratchet/memory/Lessons"
 import type * as BlobStore from "@ratchet/storage/BlobStore"
 import type * as EventStore from "@ratchet/storage/EventStore"
 import type * as ReadModel from "@ratchet/storage/ReadModel"
@@ -38,6 +41,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { randomUUID } from "node:crypto"
 import * as JsonSchema from "./internal/jsonSchema.js"
 import { InvalidArguments, UnknownTool } from "./McpError.js"
 import * as RunStarter from "./RunStarter.js"
@@ -46,7 +50,7 @@ import * as ToolOutput from "./ToolOutput.js"
 /**
  * The services the tools run with: the controller of the located project, the store it works
  * over (which the controller's reads, `Verify` and `TaskReads`, read; no tool reads it itself),
- * and the starter of runners.
+ * the lessons service over the same store, and the starter of runners.
  *
  * @since 0.1.0
  * @category models
@@ -57,6 +61,7 @@ export type Services =
   | EventStore.EventStore
   | ReadModel.ReadModels
   | BlobStore.BlobStore
+  | Lessons.Lessons
   | RunStarter.RunStarter
 
 /**
@@ -271,6 +276,47 @@ const realOrSelf = (file: string): string => {
   }
 }
 
+/**
+ * A lesson's text as an agent proposes it: the kernel's `Lesson.Body` without the project (the
+ * server's own) and without a status (a proposal is a candidate). The bounds here are the kernel's,
+ * so a schema-checking client refuses what the kernel would; the kernel decodes it again, with
+ * every issue named (`Lesson.decodeBody`).
+ */
+const LessonText = Schema.Struct({
+  scope: Schema.optional(Schema.Struct({
+    paths: Schema.optional(
+      Schema.Array(bounded(256, "A path or glob relative to the repository root, e.g. src/report/**.")).pipe(Schema.maxItems(32)).annotations({
+        description: "Where it applies (default: every path)."
+      })
+    ),
+    taskTypes: Schema.optional(
+      Schema.Array(bounded(64, "A task type, e.g. bugfix.")).pipe(Schema.maxItems(16)).annotations({ description: "Which kinds of task it applies to (default: every kind)." })
+    )
+  }).annotations({ description: "Where the lesson applies, in this project." })),
+  trigger: bounded(400, "When it applies: the situation an agent is in when the lesson matters (at most 400 characters)."),
+  wrongAssumption: Schema.optional(bounded(400, "What was wrongly assumed (at most 400 characters).")),
+  actualRule: bounded(400, "What actually holds: the rule to follow (at most 400 characters)."),
+  rootCause: Schema.optional(bounded(2000, "Why it happened (at most 2000 characters).")),
+  guard: Schema.optional(Schema.Struct({
+    description: bounded(400, "A check that fails while the problem is there and passes once it is fixed (at most 400 characters)."),
+    command: Schema.optional(bounded(2000, "The command that runs the check, when it can be automated."))
+  }).annotations({ description: "A proposed guard." })),
+  fingerprints: Schema.optional(
+    Schema.Array(bounded(128, "A failure fingerprint, e.g. fp:exit:1:0123456789abcdef.")).pipe(Schema.maxItems(8)).annotations({
+      description: "The fingerprints of the failures it is about."
+    })
+  ),
+  evidenceRefs: Schema.optional(
+    Schema.Array(bounded(512, "An evidence reference (a blob, an event, a file).")).pipe(Schema.maxItems(64)).annotations({ description: "What shows it." })
+  )
+})
+
+/** The lesson's text as the kernel decodes it: the server's project, optional fields left out when absent. */
+const bodyOf = (text: typeof LessonText.Type, projectId: string): Record<string, unknown> => {
+  const { scope, ...rest } = text
+  return Object.fromEntries(Object.entries({ scope: { ...scope, projectId }, ...rest }).filter(([, value]) => value !== undefined))
+}
+
 const pageLimit = { default: 100, max: 500 } as const
 
 /** How much of each evidence body `showOutput` loads, as `ratchet evidence --show-output` does. */
@@ -469,6 +515,40 @@ export const tools: ReadonlyArray<Tool> = [
     readOnly: true,
     input: Schema.Struct({ taskId: TaskId }),
     run: ({ taskId }) => Effect.map(TaskReads.runCheck(taskId), (check) => ({ exitCode: 0, body: Documents.runCheck(check) }))
+  }),
+  define({
+    name: "lessons_query",
+    title: "Lessons for a task",
+    description:
+      "The lessons that apply to a task: at most three verified or enforced lessons of this project whose scope covers the task's allowed scope, ranked by the task's goal and criteria, each as a summary of at most 400 characters (the rule, when it applies, what it corrects). Lessons become verified only by evidence (the same failure in two runs, or a guard that failed before a fix and passed after it). While the task is RUNNING, the lessons are recorded as shown to its run (recorded: true), so its success counts as helped by them.",
+    readOnly: false,
+    idempotent: true,
+    input: Schema.Struct({ taskId: TaskId }),
+    run: ({ taskId }) =>
+      Effect.map(TaskLessons.forTask({ taskId, via: "mcp", record: true }), (result) => ({
+        exitCode: 0,
+        body: { taskId: result.taskId, state: result.state, runId: result.runId, recorded: result.recorded, lessons: result.lessons }
+      }))
+  }),
+  define({
+    name: "lesson_propose",
+    title: "Propose a lesson",
+    description:
+      "Proposes a lesson for this project from what you learned: when it applies (trigger), what holds (actualRule), and optionally what was wrongly assumed, why, a guard that checks it, the failure fingerprints it is about and evidence. It is recorded as a candidate written by you. A proposal never changes a status: a lesson becomes verified only by evidence from runs, and only the user pins, rejects or retires one, at a terminal. No tool here changes a lesson's status.",
+    readOnly: false,
+    idempotent: false,
+    input: Schema.Struct({
+      lessonId: Schema.optional(bounded(64, "The lesson's id: 1 to 64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit (default: a new L-… id).")),
+      lesson: LessonText.annotations({ description: "The lesson's text. It has no status: a proposal is a candidate." })
+    }),
+    run: ({ lesson, lessonId }, caller) =>
+      Effect.gen(function*() {
+        const project = yield* Controller.Project
+        const lessons = yield* Lessons.Lessons
+        const id = lessonId ?? `L-${randomUUID().slice(0, 8)}`
+        const view = yield* lessons.propose({ actor: caller.actor, lessonId: id, body: bodyOf(lesson, project.project.projectId) })
+        return { exitCode: 0, body: { lessonId: view.id, status: view.status, revision: view.revision, proposedBy: view.proposedBy, projectId: view.body.scope.projectId } }
+      })
   })
 ]
 
@@ -512,8 +592,17 @@ export const withStore = (error: unknown, where: Where | undefined): unknown => 
   return { ...fields, store: where.store, message: `${message}${/[.!?]$/.test(message) ? "" : "."} Looked in the store ${where.store}; to serve another, ${where.otherwise}.` }
 }
 
-/** Our own refusals are the caller's input, like the controller's invalid requests. */
-const ownInvalid = new Set(["@ratchet/host-mcp/InvalidArguments", "@ratchet/host-mcp/UnknownTool", "@ratchet/host-mcp/UnknownResource"])
+/**
+ * Our own refusals are the caller's input, like the controller's invalid requests; so are the
+ * kernel's refusals of a lesson (its text invalid, or a command the rules refuse).
+ */
+const ownInvalid = new Set([
+  "@ratchet/host-mcp/InvalidArguments",
+  "@ratchet/host-mcp/UnknownTool",
+  "@ratchet/host-mcp/UnknownResource",
+  "@ratchet/kernel/LessonInvalid",
+  "@ratchet/kernel/LessonCommandRefused"
+])
 
 const failed = (command: string, refusal: unknown, where?: Where): Answer => {
   const error = withStore(refusal, where)

@@ -58,7 +58,9 @@ describe("McpServer", () => {
           "spec_propose",
           "plan_propose",
           "run_start",
-          "run_check"
+          "run_check",
+          "lessons_query",
+          "lesson_propose"
         ])
         for (const name of names) expect(name).not.toMatch(/approve|done|settle|rewind|reopen|unblock|resolve|complete|verify/)
         for (const tool of listed.tools) {
@@ -131,6 +133,23 @@ describe("McpServer", () => {
         expect(started.json).toMatchObject({ ok: true, command: "run", detached: true, taskId, pid: 4242 })
         expect(starts.requests).toEqual([{ taskId, cwd: root, actor: agent }])
         expect((yield* call(client, "run_check", { taskId })).json).toMatchObject({ ok: true, command: "run_check", task: { state: "PLAN_APPROVED" }, run: null })
+
+        // lessons: the agent proposes a candidate (never more), and reads the lessons for its task
+        const proposedLesson = yield* call(client, "lesson_propose", {
+          lessonId: "L-date",
+          lesson: { scope: { paths: ["test/**"] }, trigger: "A test reads the clock", actualRule: "Freeze the clock in tests that format dates" }
+        })
+        expect(proposedLesson.json).toMatchObject({ ok: true, command: "lesson_propose", lessonId: "L-date", status: "candidate", revision: 1, proposedBy: agent })
+        const traversal = yield* call(client, "lesson_propose", { lesson: { scope: { paths: ["../outside/**"] }, trigger: "t", actualRule: "r" } })
+        expect(traversal).toMatchObject({ isError: true, json: { ok: false, exitCode: 2, error: { _tag: "@ratchet/kernel/LessonInvalid" } } })
+        expect(traversal.text).toContain("/scope/paths/0")
+        expect((yield* call(client, "lesson_propose", { lessonId: "L-date", lesson: { trigger: "t", actualRule: "r" } })).json).toMatchObject({
+          ok: false,
+          exitCode: 2,
+          error: { _tag: "@ratchet/kernel/LessonCommandRefused", code: "lesson_exists" }
+        })
+        // A candidate is never served, and a task not RUNNING records nothing.
+        expect((yield* call(client, "lessons_query", { taskId })).json).toMatchObject({ ok: true, command: "lessons_query", taskId, state: "PLAN_APPROVED", runId: null, recorded: false, lessons: [] })
 
         // what the runner the starter would have spawned does, in process
         const outcome = yield* Runner.run({ taskId, takeover: false, actor: Invoker.runnerFor(agent), home })
@@ -337,7 +356,7 @@ describe("McpServer", () => {
 
   it.effect("describes its tools and instructions without a connection", () =>
     Effect.sync(() => {
-      expect(Tools.names).toHaveLength(12)
+      expect(Tools.names).toHaveLength(14)
       expect(McpServer.instructions).toContain("No tool approves anything")
       for (const tool of Tools.tools) expect(tool.descriptor.inputSchema).not.toHaveProperty("$schema")
     }))

@@ -94,7 +94,19 @@ const cases: ReadonlyArray<readonly [string, Record<string, unknown>, string | n
   ["run_start", { taskId }, null],
   ["run_start", { taskId, detach: true }, "detach"],
   ["run_check", { taskId }, null],
-  ["run_check", { taskId: null }, "taskId"]
+  ["run_check", { taskId: null }, "taskId"],
+  ["lessons_query", { taskId }, null],
+  ["lessons_query", { taskId, limit: 3 }, "limit"],
+  ["lessons_query", { taskId: ["t-1"] }, "taskId"],
+  ["lesson_propose", { lesson: { trigger: "When rows are counted", actualRule: "Skip the header" } }, null],
+  ["lesson_propose", { lessonId: "L-1", lesson: { scope: { paths: ["src/**"] }, trigger: "t", actualRule: "r", guard: { description: "d", command: "npm test" } } }, null],
+  ["lesson_propose", { lesson: { trigger: "t", actualRule: "r", status: "verified" } }, "lesson.status"],
+  ["lesson_propose", { lesson: { trigger: "t", actualRule: "r", scope: { projectId: "p-other" } } }, "lesson.scope.projectId"],
+  ["lesson_propose", { lesson: { trigger: "t" } }, "lesson.actualRule"],
+  ["lesson_propose", { lesson: { trigger: "t".repeat(401), actualRule: "r" } }, "lesson.trigger"],
+  ["lesson_propose", { lesson: { trigger: "t", actualRule: "r", fingerprints: Array.from({ length: 9 }, (_, i) => `fp-${i}`) } }, "lesson.fingerprints"],
+  ["lesson_propose", { lessonId: "L".repeat(65), lesson: { trigger: "t", actualRule: "r" } }, "lessonId"],
+  ["lesson_propose", { status: "verified", lesson: { trigger: "t", actualRule: "r" } }, "status"]
 ]
 
 describe("the tools' schemas", () => {

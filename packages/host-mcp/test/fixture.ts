@@ -16,6 +16,7 @@ import * as Controller from "@ratchet/controller/Controller"
 import * as Workspace from "@ratchet/controller/Workspace"
 import type * as Event from "@ratchet/kernel/Event"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
+import * as Lessons from "@ratchet/memory/Lessons"
 import * as SqliteStore from "@ratchet/storage-sqlite/SqliteStore"
 import * as Builtin from "@ratchet/verifier/Builtin"
 import * as Effect from "effect/Effect"
@@ -98,6 +99,7 @@ export const world = Effect.gen(function*() {
     store,
     leases,
     project,
+    Lessons.layer.pipe(Layer.provide(store)),
     Builtin.layer,
     RunStarter.layer((request) => Effect.sync(() => {
       starts.requests.push(request)

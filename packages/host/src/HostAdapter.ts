@@ -64,8 +64,14 @@ export interface HostAdapter {
   readonly projectVariable?: string
   /** The raw payload (the hook's standard input) as a typed event. */
   readonly decode: (raw: string) => Effect.Effect<HostEvent.HostEvent, HostDecodeError>
-  /** The answer to an event the guard judged (an Allow for events it does not judge). */
-  readonly reply: (event: HostEvent.HostEvent, decision: Guard.Decision) => Reply
+  /**
+   * The answer to an event the guard judged (an Allow for events it does not judge). `context`, when
+   * given, is advisory text for the agent's context (the lessons for its task, ADR 0038), given at
+   * a session's start and at a prompt: the adapter puts it where its host adds text to the agent's
+   * context for that event (Claude Code's and Codex's `hookSpecificOutput.additionalContext`), and
+   * leaves it out where the host has no such place.
+   */
+  readonly reply: (event: HostEvent.HostEvent, decision: Guard.Decision, context?: string | null) => Reply
   /**
    * The answer when Ratchet could not judge: `event` is the host's event name when known.
    * Closed (blocking) for tool calls, open (a warning) for everything else.

@@ -447,6 +447,32 @@ export const Exposure = Schema.Struct({
 export type Exposure = typeof Exposure.Type
 
 /**
+ * Lessons put in front of a run's agent: the run (and, while a step awaits its worker, the step and
+ * attempt), the task and project, how they reached it (`hook`: a host's additional context at a
+ * session's start or a prompt; `mcp`: the agent asked with `lessons_query`), and when. Recorded on
+ * each lesson shown, before it is shown, so that the run's later success is known to have been
+ * helped by it (`Exposure.shown`, `assisted`), whoever records that success.
+ *
+ * @since 0.4.0
+ * @category schemas
+ */
+export const Shown = Schema.Struct({
+  runId: Name,
+  projectId: Name,
+  taskId: Name,
+  stepId: Schema.NullOr(Name),
+  attempt: Schema.NullOr(Attempt),
+  via: Schema.Literal("hook", "mcp"),
+  at: Timestamp
+})
+
+/**
+ * @since 0.4.0
+ * @category models
+ */
+export type Shown = typeof Shown.Type
+
+/**
  * The proposed guard run once: against the tree before the fix (`before`) or after it (`after`),
  * the commit it ran on, its exit code (null when it was killed or timed out: no answer), and the
  * digest of the guard it ran ({@link guardDigest}), so a check of an edited guard never counts for
@@ -487,6 +513,14 @@ export const decodeFailure: (input: unknown) => Either.Either<Failure, LessonInv
  * @category constructors
  */
 export const decodeExposure: (input: unknown) => Either.Either<Exposure, LessonInvalid> = decoding(Exposure, "exposure")
+
+/**
+ * Decodes a record of lessons shown to a run at the boundary.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const decodeShown: (input: unknown) => Either.Either<Shown, LessonInvalid> = decoding(Shown, "record of lessons shown")
 
 /**
  * Decodes a guard check at the boundary.

@@ -7,7 +7,7 @@
  * Who may do what:
  * - anyone proposes a candidate (its text only: a proposal has no status) or inspects a lesson;
  * - only Ratchet's own observers (`runner`, `verifier`, `system`) record facts — a failure, a
- *   success, a guard check — and after each the evaluator (`LessonRules.evaluate`) decides, in the
+ *   success, a guard check, the lesson shown to a run (which moves nothing) — and after each the evaluator (`LessonRules.evaluate`) decides, in the
  *   same decision, whether a threshold is met; `Evaluate` asks it again as time passes;
  * - only a person changes a status or the text: pin, reject, deprecate, supersede, compile and
  *   edit carry a receipt signed with an approver's key on a terminal, as approvals do (ADR 0018).
@@ -58,6 +58,7 @@ export type Command =
   | Meta & { readonly _tag: "RecordFailure"; readonly failure: Lesson.Failure }
   | Meta & { readonly _tag: "RecordSuccess"; readonly exposure: Lesson.Exposure }
   | Meta & { readonly _tag: "RecordGuardCheck"; readonly check: Lesson.GuardCheck }
+  | Meta & { readonly _tag: "RecordShown"; readonly shown: Lesson.Shown }
   | Meta & { readonly _tag: "Evaluate" }
   | Meta & { readonly _tag: "Inspect" }
   | Meta & Signed & { readonly _tag: "Pin" | "Reject" | "Deprecate" }
@@ -310,8 +311,15 @@ const receiptOf = (
   )
 }
 
-const decideFact = (command: Command & { readonly _tag: "RecordFailure" | "RecordSuccess" | "RecordGuardCheck" }, state: LessonRules.State): Decision => {
+type Fact = "RecordFailure" | "RecordSuccess" | "RecordGuardCheck" | "RecordShown"
+
+const decideFact = (command: Command & { readonly _tag: Fact }, state: LessonRules.State): Decision => {
   switch (command._tag) {
+    case "RecordShown":
+      // Showing a lesson moves no status, so the evaluator is not asked.
+      return Either.map(observed(command, state, command.shown.projectId), (lesson): ReadonlyArray<LessonEvent.Event> => [
+        { _tag: "LessonShown", ...meta(command, lesson), shown: command.shown, status: lesson.status }
+      ])
     case "RecordFailure":
       return Either.flatMap(observed(command, state, command.failure.projectId), (lesson) => {
         const key = command.failure.fingerprint.key
@@ -419,7 +427,7 @@ export const decide = (command: Command, state: LessonRules.State): Decision => 
       { _tag: "LessonProposed", version: 1, actor: command.actor, at: command.at, lessonId: command.lessonId, body: command.body }
     ])
   }
-  if (command._tag === "RecordFailure" || command._tag === "RecordSuccess" || command._tag === "RecordGuardCheck") {
+  if (command._tag === "RecordFailure" || command._tag === "RecordSuccess" || command._tag === "RecordGuardCheck" || command._tag === "RecordShown") {
     return decideFact(command, state)
   }
   if (state._tag === "Absent") {

@@ -84,6 +84,15 @@ export const Controlled = event("LessonControlled", {
 export const Edited = event("LessonEdited", { revision: Schema.Int, body: Lesson.Body, reason: Lesson.Summary, receipt: Lesson.Receipt })
 /** @since 0.3.0 @category schemas */
 export const Inspected = event("LessonInspected", {})
+/**
+ * The lesson was put in front of a run's agent (`Lesson.Shown`), in `status` (the decider's, as the
+ * lesson stood): what the agent was told it was. It changes no status: it tells the run's later
+ * success, and its verification, that it was helped.
+ *
+ * @since 0.4.0
+ * @category schemas
+ */
+export const Shown = event("LessonShown", { shown: Lesson.Shown, status: Lesson.Status })
 
 /**
  * Every event of a lesson's stream.
@@ -99,7 +108,8 @@ export const Event = Schema.Union(
   Transitioned,
   Controlled,
   Edited,
-  Inspected
+  Inspected,
+  Shown
 )
 
 /**
@@ -116,7 +126,8 @@ const members: { readonly [K in Event["_tag"]]: Schema.Schema.AnyNoContext } = {
   LessonTransitioned: Transitioned,
   LessonControlled: Controlled,
   LessonEdited: Edited,
-  LessonInspected: Inspected
+  LessonInspected: Inspected,
+  LessonShown: Shown
 }
 
 /**

@@ -61,7 +61,9 @@ const kept = 16
  * - `lastFailureAt`: the latest such failure (the last recurrence);
  * - `successes`: the latest {@link thresholds}`.successes` counted successes, one per run;
  * - `guardBefore` / `guardAfter`: checks of the current guard that failed before the fix and passed
- *   after it; `guardContradicted` once one said the opposite.
+ *   after it; `guardContradicted` once one said the opposite;
+ * - `shownTo`: the latest runs it was put in front of (`LessonShown`), oldest first, at most 16 — so
+ *   a run's success finds the lessons that helped it. Views stored before it existed read as none.
  *
  * @since 0.3.0
  * @category schemas
@@ -83,7 +85,8 @@ export const View = Schema.Struct({
   successes: Schema.Array(Schema.Struct({ runId: Schema.String, at: Timestamp })),
   guardBefore: Schema.Array(Schema.Struct({ commit: Schema.String, runId: Schema.String })),
   guardAfter: Schema.Array(Schema.Struct({ commit: Schema.String, runId: Schema.String })),
-  guardContradicted: Schema.Boolean
+  guardContradicted: Schema.Boolean,
+  shownTo: Schema.optionalWith(Schema.Array(Schema.String), { exact: true, default: () => [] })
 })
 
 /**
@@ -237,7 +240,8 @@ export const evolve = (state: State, event: LessonEvent.Event): State => {
       failures: 0,
       lastFailureAt: null,
       successes: [],
-      ...guardEvidence
+      ...guardEvidence,
+      shownTo: []
     }
   }
   if (state._tag === "Absent") return state
@@ -282,6 +286,11 @@ export const evolve = (state: State, event: LessonEvent.Event): State => {
       return { ...state, revision: event.revision, body: event.body, ...(sameGuard(event.body.guard, state.body.guard) ? {} : guardEvidence) }
     case "LessonInspected":
       return state
+    case "LessonShown": {
+      // Latest last: a run shown again moves to the end, the oldest beyond the bound goes.
+      const runId = event.shown.runId
+      return { ...state, shownTo: [...state.shownTo.filter((known) => known !== runId), runId].slice(-kept) }
+    }
   }
 }
 

@@ -10,7 +10,7 @@ import * as Either from "effect/Either"
 import { describe, expect, it } from "vitest"
 import * as Lesson from "../src/Lesson.js"
 import * as LessonEvent from "../src/LessonEvent.js"
-import { BODY, body, failure, FP, guardCheck, LESSON, proposed, success, T0 } from "./lessons.js"
+import { BODY, body, failure, FP, guardCheck, LESSON, proposed, shown, success, T0 } from "./lessons.js"
 
 const minimal = { scope: { projectId: "p-1" }, trigger: "when counting rows", actualRule: "the header counts" }
 
@@ -186,6 +186,37 @@ describe("the facts' shapes", () => {
     expect((error as { value: Lesson.LessonInvalid }).value.message).toMatch(/^the guard check is invalid \(1 issue\)/)
     expect((Either.getLeft(Lesson.decodeFailure({})) as { value: Lesson.LessonInvalid }).value.message).toMatch(/^the failure is invalid/)
     expect((Either.getLeft(Lesson.decodeExposure({})) as { value: Lesson.LessonInvalid }).value.message).toMatch(/^the exposure is invalid/)
+  })
+})
+
+describe("Lesson.decodeShown", () => {
+  const issues = (input: unknown) =>
+    Either.match(Lesson.decodeShown(input), { onLeft: (e) => e.issues.map((i) => `${i.path}: ${i.message}`), onRight: () => [] })
+
+  it("decodes what the hook and the MCP server record, with or without the step", () => {
+    expect(Lesson.decodeShown(shown("r-a", T0))).toEqual(Either.right(shown("r-a", T0)))
+    expect(issues(shown("r-a", T0, { stepId: "fix", attempt: 2, via: "mcp" }))).toEqual([])
+  })
+
+  it.each([
+    ["another channel", { via: "prompt" }, "/via: "],
+    ["attempt 0", { attempt: 0 }, "/attempt: "],
+    ["an empty run", { runId: "" }, "/runId: is empty"],
+    ["a run of two lines", { runId: "r\nx" }, "/runId: holds a line break"],
+    ["an oversized task id", { taskId: "t".repeat(129) }, "/taskId: is 129 characters long, over the limit of 128"],
+    ["a bidirectional override", { taskId: "t-\u202e1" }, "/taskId: holds a control or bidirectional-override character"],
+    ["an unknown field", { status: "verified" }, "/status: "],
+    ["a time that is not a number", { at: "now" }, "/at: "]
+  ])("refuses %s", (_, overrides, expected) => {
+    const found = issues({ ...shown("r-a", T0), ...overrides })
+    expect(found.some((issue) => issue.startsWith(expected)), found.join("\n")).toBe(true)
+  })
+
+  it("refuses what is not a record at all, naming the record", () => {
+    for (const input of [null, [], "shown", 42, {}]) {
+      const error = Either.getLeft(Lesson.decodeShown(input))
+      expect((error as { value: Lesson.LessonInvalid }).value.message).toMatch(/^the record of lessons shown is invalid/)
+    }
   })
 })
 

@@ -30,8 +30,10 @@ import {
   receipt,
   recordFailure,
   recordGuard,
+  recordShown,
   recordSuccess,
   runner,
+  shown,
   statusOf,
   step,
   success,
@@ -129,6 +131,22 @@ const table: ReadonlyArray<{
       verified: ok("verified", CHECKED),
       enforced: ok("enforced", CHECKED),
       compiled: ok("compiled", CHECKED),
+      expired: no("terminal_status"),
+      rejected: no("terminal_status"),
+      superseded: no("terminal_status"),
+      deprecated: no("terminal_status")
+    }
+  },
+  {
+    command: "RecordShown",
+    make: () => recordShown(shown("r-new", T0 + 10)),
+    outcomes: {
+      absent: no("lesson_not_found"),
+      candidate: ok("candidate", "LessonShown"),
+      probationary: ok("probationary", "LessonShown"),
+      verified: ok("verified", "LessonShown"),
+      enforced: ok("enforced", "LessonShown"),
+      compiled: ok("compiled", "LessonShown"),
       expired: no("terminal_status"),
       rejected: no("terminal_status"),
       superseded: no("terminal_status"),
@@ -526,7 +544,8 @@ describe("LessonDecider: facts", () => {
       const command of [
         recordFailure(failure("r-x", T0 + 1), actor),
         recordSuccess(success("r-x", T0 + 1), actor),
-        recordGuard(guardCheck("after", "c2", 0), actor)
+        recordGuard(guardCheck("after", "c2", 0), actor),
+        recordShown(shown("r-x", T0 + 1), actor)
       ]
     ) {
       const decided = LessonDecider.decide(command, state)
@@ -539,6 +558,22 @@ describe("LessonDecider: facts", () => {
     }
   })
 
+  it("a lesson shown records the status it was shown in, and moves nothing", () => {
+    for (const where of ["candidate", "verified", "enforced"] as const) {
+      const state = reach(where)
+      const decided = Either.getOrThrow(LessonDecider.decide(recordShown(shown("r-x", T0 + 1, { stepId: "fix", attempt: 2, via: "mcp" })), state))
+      expect(decided).toEqual([{
+        _tag: "LessonShown",
+        version: 1,
+        actor: system,
+        at: T0 + 1,
+        lessonId: LESSON,
+        shown: shown("r-x", T0 + 1, { stepId: "fix", attempt: 2, via: "mcp" }),
+        status: where
+      }])
+    }
+  })
+
   it.each(["user", "agent", "runner", "verifier", "system"] as const)("anyone proposes (%s), and the proposal is a candidate", (kind) => {
     const state = step(LessonRules.initial, propose({ kind, id: "x" }))
     expect(statusOf(state)).toBe("candidate")
@@ -548,7 +583,8 @@ describe("LessonDecider: facts", () => {
   it.each([
     ["a failure", recordFailure(failure("r-x", T0 + 1, { projectId: "p-2" }))],
     ["a success", recordSuccess(success("r-x", T0 + 1, { projectId: "p-2" }))],
-    ["a guard check", recordGuard(guardCheck("before", "c1", 1, { projectId: "p-2" }))]
+    ["a guard check", recordGuard(guardCheck("before", "c1", 1, { projectId: "p-2" }))],
+    ["a lesson shown", recordShown(shown("r-x", T0 + 1, { projectId: "p-2" }))]
   ])("%s from another project is refused", (_, command) => {
     const refused = refusal(reach("candidate"), command)
     expect(refused.code).toBe("wrong_project")

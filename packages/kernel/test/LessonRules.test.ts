@@ -359,8 +359,30 @@ describe("LessonRules.evolve", () => {
       successes: [],
       guardBefore: [],
       guardAfter: [],
-      guardContradicted: false
+      guardContradicted: false,
+      shownTo: []
     })
+  })
+
+  it("keeps the latest sixteen runs a lesson was shown to, oldest first, each once, and moves no status", () => {
+    const shown$ = (runId: string): LessonEvent.Event => ({
+      _tag: "LessonShown",
+      version: 1,
+      actor: system,
+      at: T0 + 1,
+      lessonId: LESSON,
+      shown: { runId, projectId: "p-1", taskId: "t-1", stepId: null, attempt: null, via: "hook", at: T0 + 1 },
+      status: "verified"
+    })
+    const twice = view(LessonRules.fold([proposed(), shown$("r-a"), shown$("r-b"), shown$("r-a")]))
+    expect(twice.shownTo).toEqual(["r-b", "r-a"])
+    expect(twice.status).toBe("candidate")
+    expect(twice.changedAt).toBe(T0)
+    const runs = Array.from({ length: 20 }, (_, index) => `r-${String(index).padStart(2, "0")}`)
+    expect(view(LessonRules.fold([proposed(), ...runs.map(shown$)])).shownTo).toEqual(runs.slice(4))
+    // A view stored before runs were recorded as shown reads as shown to none.
+    const { shownTo: _, ...stored } = Schema.encodeSync(LessonRules.View)(view(LessonRules.fold([proposed(), shown$("r-a")])))
+    expect(Schema.decodeUnknownSync(LessonRules.View)(stored).shownTo).toEqual([])
   })
 
   it("keeps the latest three counted successes, one per run at its latest, whatever the order", () => {

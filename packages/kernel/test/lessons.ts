@@ -231,6 +231,25 @@ export const recordGuard = (check: Lesson.GuardCheck, actor: Event.Actor = runne
   check
 })
 
+/** Lessons shown to run `runId` at `at` through a hook. */
+export const shown = (runId: string, at: number, overrides: Partial<Lesson.Shown> = {}): Lesson.Shown => ({
+  runId,
+  projectId: PROJECT,
+  taskId: `t-${runId}`,
+  stepId: null,
+  attempt: null,
+  via: "hook",
+  at,
+  ...overrides
+})
+
+export const recordShown = (s: Lesson.Shown, actor: Event.Actor = system, at = s.at): LessonDecider.Command => ({
+  _tag: "RecordShown",
+  actor,
+  at,
+  shown: s
+})
+
 export const evaluate = (at: number, actor: Event.Actor = system): LessonDecider.Command => ({ _tag: "Evaluate", actor, at })
 
 /** The status a lesson is in, or "absent". */

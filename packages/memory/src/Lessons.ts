@@ -120,6 +120,17 @@ export interface Applicable {
 }
 
 /**
+ * A lesson shown to a run, and its status now.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface Shown {
+  readonly id: string
+  readonly status: Lesson.Status
+}
+
+/**
  * @since 0.3.0
  * @category models
  */
@@ -128,8 +139,21 @@ export interface Service {
   readonly propose: (input: { readonly actor: Actor; readonly lessonId: string; readonly body: unknown }) => Effect.Effect<LessonRules.View, CommandError>
   /** The failure on every live lesson of its project carrying its fingerprint; the lessons after it. */
   readonly recordFailure: (input: { readonly actor: Actor; readonly failure: unknown }) => Effect.Effect<ReadonlyArray<LessonRules.View>, CommandError>
-  /** The success on its project's candidate and probationary lessons and on the live lessons it was shown. */
+  /**
+   * The success on its project's candidate and probationary lessons and on the live lessons it was
+   * shown. The lessons recorded as shown to its run (`recordShown`) are added to `shown`, and make
+   * it `assisted`, whatever the caller knew: a success is never counted as unhelped by a lesson
+   * that was put in front of it.
+   */
   readonly recordSuccess: (input: { readonly actor: Actor; readonly exposure: unknown }) => Effect.Effect<ReadonlyArray<LessonRules.View>, CommandError>
+  /**
+   * Records on each of `lessonIds` that it was put in front of a run (`Lesson.Shown`), before it is
+   * shown; the lessons after it. A lesson that cannot take it (gone terminal since it was read)
+   * fails the whole record, so that nothing is shown that was not recorded.
+   */
+  readonly recordShown: (input: { readonly actor: Actor; readonly lessonIds: ReadonlyArray<string>; readonly shown: unknown }) => Effect.Effect<ReadonlyArray<LessonRules.View>, CommandError>
+  /** The project's lessons shown to `runId` (any status), as their views record it. */
+  readonly shownTo: (input: { readonly projectId: string; readonly runId: string }) => Effect.Effect<ReadonlyArray<Shown>, ReadError>
   readonly recordGuardCheck: (input: { readonly actor: Actor; readonly lessonId: string; readonly check: unknown }) => Effect.Effect<LessonRules.View, CommandError>
   /** Asks the evaluator again as time passes (an expiry needs age as well as successes). */
   readonly evaluate: (input: { readonly actor: Actor; readonly lessonId: string }) => Effect.Effect<LessonRules.View, CommandError>
@@ -215,9 +239,21 @@ export const make = (store: LessonStore.Service): Service => {
       return yield* onEach(ids, (at) => ({ _tag: "RecordFailure", ...meta(actor, at), failure: fact }))
     })
 
+  const shownTo: Service["shownTo"] = ({ projectId, runId }) =>
+    Effect.map(store.list({ projectId }), (lessons) =>
+      lessons.filter((lesson) => lesson.view.shownTo.includes(runId)).map((lesson) => ({ id: lesson.id, status: lesson.status })))
+
+  const recordShown: Service["recordShown"] = ({ actor, lessonIds, shown }) =>
+    Effect.flatMap(decoded(Lesson.decodeShown(shown)), (fact) =>
+      onEach([...new Set(lessonIds)], (at) => ({ _tag: "RecordShown", ...meta(actor, at), shown: fact })))
+
   const recordSuccess: Service["recordSuccess"] = ({ actor, exposure }) =>
     Effect.gen(function*() {
-      const fact = yield* decoded(Lesson.decodeExposure(exposure))
+      const given = yield* decoded(Lesson.decodeExposure(exposure))
+      const helped = (yield* shownTo({ projectId: given.projectId, runId: given.runId })).map((lesson) => lesson.id)
+      const shown = [...new Set([...given.shown, ...helped])]
+      // Re-decoded: the added ids keep the fact within its bounds (at most 64 lessons shown).
+      const fact = helped.length === 0 ? given : yield* decoded(Lesson.decodeExposure({ ...given, shown, assisted: true }))
       const lessons = yield* store.list({ projectId: fact.projectId, statuses: live })
       const ids = lessons
         .filter((lesson) => lesson.status === "candidate" || lesson.status === "probationary" || fact.shown.includes(lesson.id))
@@ -273,6 +309,8 @@ export const make = (store: LessonStore.Service): Service => {
     propose,
     recordFailure,
     recordSuccess,
+    recordShown,
+    shownTo,
     recordGuardCheck,
     evaluate: ({ actor, lessonId }) => handle(lessonId, (at) => Effect.succeed({ _tag: "Evaluate", ...meta(actor, at) })),
     control,

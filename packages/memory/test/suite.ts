@@ -309,5 +309,35 @@ export const suite = (name: string, makeStore: () => Layer.Layer<LessonStore.Les
         const expiry = (yield* lessons.show(many))?.events.at(-1)?.event
         expect(expiry).toMatchObject({ _tag: "LessonTransitioned", rule: "outlived", to: "expired" })
       }))
+
+    it.effect("a lesson shown to a run is recorded before it is shown, and makes that run's success assisted", () =>
+      Effect.gen(function*() {
+        const lessons = yield* start
+        const { id, projectId } = fresh()
+        const seen = yield* lessonWith(lessons, projectId, id("seen"), ["run-1"])
+        const unseen = yield* lessonWith(lessons, projectId, id("unseen"), ["run-1"])
+        const shown = { runId: "run-9", projectId, taskId: "t-9", stepId: null, attempt: null, via: "hook", at: Lessons.T0 + 5 }
+        const after = yield* lessons.recordShown({ actor: Lessons.actors.system, lessonIds: [seen, seen], shown })
+        expect(after.map((lesson) => [lesson.id, lesson.status, lesson.shownTo])).toEqual([[seen, "probationary", ["run-9"]]])
+        expect(yield* lessons.shownTo({ projectId, runId: "run-9" })).toEqual([{ id: seen, status: "probationary" }])
+        expect(yield* lessons.shownTo({ projectId, runId: "run-8" })).toEqual([])
+        expect(yield* lessons.shownTo({ projectId: "p-elsewhere", runId: "run-9" })).toEqual([])
+        // The controller did not say the run was helped; the record says so.
+        yield* lessons.recordSuccess({ actor: verifier, exposure: Lessons.success(projectId, "run-9", Lessons.T0 + 6) })
+        const standing = (lessonId: string) =>
+          Effect.map(lessons.show(lessonId), (found) =>
+            found?.events.flatMap((stored) => stored.event._tag === "LessonSuccessObserved" ? [[stored.event.standing, stored.event.exposure.assisted, stored.event.exposure.shown]] : []))
+        expect(yield* standing(seen)).toEqual([["shown", true, [seen]]])
+        expect(yield* standing(unseen)).toEqual([["assisted", true, [seen]]])
+        // Only Ratchet records what it showed: an agent's word is not a record, and nothing is stored.
+        const refused = yield* refusal(lessons.recordShown({ actor: agent, lessonIds: [unseen], shown }))
+        expect(refused).toMatchObject({ code: "not_an_observer" })
+        expect(yield* lessons.shownTo({ projectId, runId: "run-9" })).toEqual([{ id: seen, status: "probationary" }])
+        // A malformed record is refused before anything is written.
+        const malformed = yield* refusal(lessons.recordShown({ actor: Lessons.actors.system, lessonIds: [unseen], shown: { ...shown, via: "prompt", runId: "" } }))
+        expect(malformed).toMatchObject({ _tag: "@ratchet/kernel/LessonInvalid" })
+        expect(malformed.message).toContain("/via")
+        expect(malformed.message).toContain("/runId")
+      }))
   })
 }

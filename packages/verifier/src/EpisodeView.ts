@@ -5,6 +5,13 @@
  * recorded at step boundaries, the contract's context partitions inline, command output by blob
  * reference, and usage.
  *
+ * It also carries the lessons shown to the run's agent before the snapshot (ADR 0038), so that a
+ * verification tells an assisted success from an unassisted one. They are recorded on the
+ * lessons' own streams, not the task's; the caller reads them and passes them in (`shown`), and
+ * the fold keeps only those of this run recorded no later than the last event at the snapshot,
+ * the first showing of each lesson, with the status it was shown in — so a view rebuilt later, when
+ * a lesson has been pinned or retired since, is still equal.
+ *
  * It is an owned, deeply frozen value built by a pure fold over the events at or below the
  * snapshot LSN, never a handle that re-reads the store. That is the snapshot barrier: the three
  * mutators that can arrive while a verifier is mid-flight (a rewind forking a new branch, a cancel
@@ -15,6 +22,7 @@
  * @since 0.1.0
  */
 import * as Event from "@ratchet/kernel/Event"
+import * as Lesson from "@ratchet/kernel/Lesson"
 import * as Task from "@ratchet/kernel/Task"
 import * as Turn from "@ratchet/kernel/Turn"
 import type * as EventStore from "@ratchet/storage/EventStore"
@@ -127,6 +135,32 @@ export const StepView = Schema.Struct({
 })
 
 /**
+ * A lesson put in front of the run's agent: its id, the status it was shown in, how (a host's hook
+ * or the agent's MCP call), when, and the step and attempt whose worker the session was, if any.
+ *
+ * @since 0.4.0
+ * @category schemas
+ */
+export const LessonShownView = Schema.Struct({
+  lessonId: Text,
+  status: Lesson.Status,
+  via: Schema.Literal("hook", "mcp"),
+  at: Int,
+  stepId: Schema.NullOr(Text),
+  attempt: Schema.NullOr(Int)
+})
+
+/**
+ * A lesson shown to a run, as its stream records it (`LessonShown`): what {@link build} is given.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface Shown extends Schema.Schema.Type<typeof LessonShownView> {
+  readonly runId: string
+}
+
+/**
  * Counts over the episode.
  *
  * @since 0.1.0
@@ -158,6 +192,8 @@ export const EpisodeView = Schema.Struct({
   refs: Schema.Array(RefView),
   /** Every identity that moved an attempt or started its side effects: the runner, a manual step's worker (a person, a host session). */
   workers: Schema.Array(Event.Actor),
+  /** The lessons shown to the run's agent before the snapshot, each once (its first showing), by id: none for an unassisted run. */
+  lessons: Schema.Array(LessonShownView),
   usage: Usage
 })
 
@@ -232,6 +268,8 @@ export const build = (input: {
   readonly branch: string
   readonly snapshotLsn: number
   readonly events: Iterable<EventStore.StoredEvent>
+  /** The lessons shown to the task's runs, as their streams record them (none when omitted). */
+  readonly shown?: ReadonlyArray<Shown> | undefined
 }): Either.Either<EpisodeView, EpisodeUnavailable> => {
   const unavailable = (reason: string) =>
     Either.left(new EpisodeUnavailable({ taskId: input.taskId, snapshotLsn: input.snapshotLsn, reason }))
@@ -394,6 +432,7 @@ export const build = (input: {
     attempts: ordered.map((attempt) => ({ ...attempt, intents: attempt.intents.map((intent) => ({ ...intent })), notes: [...attempt.notes] })),
     refs,
     workers,
+    lessons: lessonsShown(input.shown ?? [], runId, upTo.at(-1)?.at ?? Number.NEGATIVE_INFINITY),
     usage: {
       attempts: ordered.length,
       failedAttempts: ordered.filter((attempt) => attempt.state !== "Succeeded" && attempt.endedAt !== null).length,
@@ -406,6 +445,31 @@ export const build = (input: {
   }
   return Either.right(deepFreeze(view))
 }
+
+/**
+ * The first showing of each lesson to `runId` no later than `until`, by lesson id: a showing after
+ * the snapshot (a later pass of the same run) is not part of this episode.
+ */
+const lessonsShown = (shown: ReadonlyArray<Shown>, runId: string, until: number): Array<typeof LessonShownView.Type> => {
+  const first = new Map<string, Shown>()
+  for (const entry of shown) {
+    if (entry.runId !== runId || entry.at > until) continue
+    const known = first.get(entry.lessonId)
+    if (known === undefined || entry.at < known.at) first.set(entry.lessonId, entry)
+  }
+  return [...first.values()]
+    .sort((a, b) => (a.lessonId < b.lessonId ? -1 : a.lessonId > b.lessonId ? 1 : 0))
+    .map((entry) => ({ lessonId: entry.lessonId, status: entry.status, via: entry.via, at: entry.at, stepId: entry.stepId, attempt: entry.attempt }))
+}
+
+/**
+ * Whether the run was helped by lessons: any was shown to its agent before the snapshot. A success
+ * of an assisted run never counts toward expiring a lesson (ADR 0031).
+ *
+ * @since 0.4.0
+ * @category getters
+ */
+export const assisted = (view: EpisodeView): boolean => view.lessons.length > 0
 
 /**
  * The attempts of one step, oldest first.

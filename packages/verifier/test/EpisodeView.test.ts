@@ -199,6 +199,7 @@ const expected: EpisodeView.EpisodeView = {
     { kind: "system", id: "ratchet" },
     { kind: "agent", id: "agent-1" }
   ],
+  lessons: [],
   usage: { attempts: 6, failedAttempts: 3, commandMs: 400, outputBlobs: 5 }
 }
 
@@ -475,6 +476,49 @@ describe("EpisodeView.build", () => {
       expect(Either.isLeft(build(events, 10))).toBe(true)
       expect(unavailable(build(events, 10)).reason).toBe("no run had started at that position.")
     })
+  })
+})
+
+describe("EpisodeView: the lessons shown to the run", () => {
+  const shown = (lessonId: string, at: number, overrides: Partial<EpisodeView.Shown> = {}): EpisodeView.Shown => ({
+    lessonId,
+    runId: "run-1",
+    status: "verified",
+    via: "hook",
+    at,
+    stepId: null,
+    attempt: null,
+    ...overrides
+  })
+  const withShown = (entries: ReadonlyArray<EpisodeView.Shown>, snapshotLsn = 580) =>
+    Either.getOrThrow(EpisodeView.build({ taskId: TASK_ID, branch: "main", snapshotLsn, events: [...history(), ...later()], shown: entries }))
+
+  // The snapshot's last event (VerificationStarted at LSN 580) is at 8000.
+  const table: ReadonlyArray<readonly [string, ReadonlyArray<EpisodeView.Shown>, ReadonlyArray<string>]> = [
+    ["none shown: an unassisted run", [], []],
+    ["one shown while the run went on", [shown("L-a", 2500)], ["L-a@2500"]],
+    ["shown at the snapshot's last event: in", [shown("L-a", 8000)], ["L-a@8000"]],
+    ["shown after it (a later pass of the run): out", [shown("L-a", 8001)], []],
+    ["shown to another run: out", [shown("L-a", 2500, { runId: "run-0" })], []],
+    ["shown twice: its first showing, whatever the order", [shown("L-a", 3000, { via: "mcp" }), shown("L-a", 2500)], ["L-a@2500"]],
+    ["several: by id", [shown("L-c", 2100), shown("L-a", 2900), shown("L-b", 2200)], ["L-a@2900", "L-b@2200", "L-c@2100"]]
+  ]
+  it.each(table)("%s", (_, entries, expected) => {
+    const view = withShown(entries)
+    expect(view.lessons.map((lesson) => `${lesson.lessonId}@${lesson.at}`)).toEqual(expected)
+    expect(EpisodeView.assisted(view)).toBe(expected.length > 0)
+  })
+
+  it("keeps the status each was shown in, how, and for which step and attempt", () => {
+    const view = withShown([shown("L-a", 2500, { status: "enforced", via: "mcp", stepId: "docs", attempt: 1 })])
+    expect(view.lessons).toStrictEqual([{ lessonId: "L-a", status: "enforced", via: "mcp", at: 2500, stepId: "docs", attempt: 1 }])
+    expect(Object.isFrozen(view.lessons[0])).toBe(true)
+  })
+
+  it("a view built again later, with the run's later showings added, is equal", () => {
+    const first = withShown([shown("L-a", 2500)])
+    const again = withShown([shown("L-a", 2500), shown("L-a", 9000), shown("L-b", 9100)])
+    expect(again).toStrictEqual(first)
   })
 })
 

@@ -91,8 +91,11 @@ export type Act = "approve" | "approver" | "reopen" | "unblock" | "rewind" | "ve
 /** The subcommands that are person-only acts by themselves. */
 const personOnly: ReadonlySet<string> = set("approve", "approver", "reopen", "unblock", "rewind", "verify", "hooks")
 
-/** `lessons` subcommands that are a person's. */
-const personLessons: ReadonlySet<string> = set("pin", "reject", "supersede")
+/**
+ * `lessons` subcommands that are a person's: every control of a lesson, each signed at a terminal
+ * (ADR 0031). Proposing, listing, showing and querying stay an agent's.
+ */
+const personLessons: ReadonlySet<string> = set("pin", "reject", "supersede", "deprecate", "edit", "compile")
 
 /**
  * Whether a word names the `ratchet` program: `ratchet` by any path or case, its scripts

@@ -44,7 +44,9 @@ const expectedTools = [
   "spec_propose",
   "plan_propose",
   "run_start",
-  "run_check"
+  "run_check",
+  "lessons_query",
+  "lesson_propose"
 ]
 
 /** What a tool call answered, with its document. */

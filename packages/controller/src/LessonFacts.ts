@@ -12,8 +12,9 @@
  *   that candidate's first observation (it becomes probationary) and the same failure in another
  *   run verifies it. Proposing and observing are two events, as ADR 0031 requires.
  * - A **success** when a task completes (`Completion`): the run, the paths its steps changed, and
- *   what it was shown. The lessons shown to a run are recorded by the hooks as exposures; until a
- *   store holds them, a completed run counts as shown nothing and unassisted.
+ *   what it was shown. The hooks and the MCP server record each lesson they show a run on that
+ *   lesson (`LessonShown`, ADR 0038); `Lessons.recordSuccess` reads them by run id, so a run that
+ *   was shown a lesson counts as assisted and its success never counts for that lesson.
  *
  * Recording a lesson never changes a lifecycle outcome: everything here runs after the task's own
  * write, every failure (a store error, a refusal, a defect) becomes one warning line on stderr,
@@ -304,7 +305,7 @@ export const attemptIndeterminate = (input: {
 
 /**
  * A completed task's success: its run, the paths its steps changed (those inside the repository),
- * and what it was shown (nothing, until exposures are recorded: unassisted). Never fails.
+ * and what it was shown (the store adds the lessons recorded as shown to the run). Never fails.
  *
  * @since 0.3.0
  * @category constructors

@@ -34,6 +34,7 @@ import * as LessonTime from "./LessonTime.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as Signed from "./Signed.js"
 import * as TaskBranch from "./TaskBranch.js"
+import * as TaskLessons from "./TaskLessons.js"
 
 /**
  * A person's control, as a transport names it.
@@ -126,18 +127,9 @@ export const query = (taskId: string) =>
     if (summary === null || summary.projectId !== project.project.projectId) {
       return yield* new ControllerError.TaskNotFound({ taskId, projectId: project.project.projectId })
     }
-    const task = summary.task
-    const spec = task.spec?.spec
-    const paths = [...(spec?.context?.relevantPaths ?? []), ...(spec?.execution?.allowedScope ?? [])]
-    const text = [task.goal, ...(spec?.acceptanceCriteria ?? []).map((ac) => ac.outcome)].join("\n")
-    const applicable = yield* lessons.query({
-      projectId: project.project.projectId,
-      paths,
-      taskType: null,
-      fingerprints: task.failureFingerprints,
-      text
-    })
-    return { taskId, paths, lessons: applicable }
+    const asked = TaskLessons.queryOf(summary.task)
+    const applicable = yield* lessons.query(asked)
+    return { taskId, paths: asked.paths, lessons: applicable }
   })
 
 /**

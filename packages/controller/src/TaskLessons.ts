@@ -86,13 +86,23 @@ export interface Result {
 export const recorder = (via: Via): Event.Actor => ({ kind: "system", id: via === "hook" ? "lessons-hook" : "lessons-mcp" })
 
 /** The query a task asks: its project, its allowed scope, its goal and criteria. */
-const queryOf = (task: Task.Task): Lessons.Query => {
+/**
+ * What task `task` asks the lessons store: its project's lessons whose scope covers the paths its
+ * spec names (relevant paths and allowed scope), those carrying one of its failure fingerprints
+ * first, ranked by its goal's and criteria's words. The one definition: the hooks, MCP and
+ * `ratchet lessons query` ask the same.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const queryOf = (task: Task.Task): Lessons.Query => {
   const spec = task.spec?.spec ?? null
   return {
     projectId: task.projectId,
-    paths: spec?.execution?.allowedScope ?? [],
+    paths: [...(spec?.context?.relevantPaths ?? []), ...(spec?.execution?.allowedScope ?? [])],
     taskType: null,
-    text: spec === null ? "" : [spec.goal, ...spec.acceptanceCriteria.map((ac) => ac.outcome)].join("\n")
+    fingerprints: task.failureFingerprints,
+    text: [task.goal, ...(spec?.acceptanceCriteria ?? []).map((ac) => ac.outcome)].join("\n")
   }
 }
 

@@ -10,7 +10,6 @@
  */
 import * as LessonControls from "@ratchet/controller/LessonControls"
 import * as LessonFile from "@ratchet/controller/LessonFile"
-import * as LessonTime from "@ratchet/controller/LessonTime"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Lesson from "@ratchet/kernel/Lesson"
 import type * as LessonRules from "@ratchet/kernel/LessonRules"
@@ -81,9 +80,7 @@ const fromEither = <A, E>(either: Either.Either<A, E>): Effect.Effect<A, E> => E
 
 /** Runs `use` with the lessons' services for the invocation's project. */
 const withLessons = <A, E>(use: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof Store.lessons>>>) =>
-  // A lessons' clock that is set but malformed is refused here, where a person typed it; the
-  // lifecycle's recording only warns about it.
-  Effect.zipRight(fromEither(LessonTime.offset()), Effect.flatMap(controller, (c) => Effect.provide(use, Store.lessons(c.project))))
+  Effect.flatMap(controller, (c) => Effect.provide(use, Store.lessons(c.project)))
 
 /**
  * `ratchet lessons list`.

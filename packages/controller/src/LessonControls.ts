@@ -30,7 +30,6 @@ import * as Schema from "effect/Schema"
 import { type Invocation, Project } from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as LessonFile from "./LessonFile.js"
-import * as LessonTime from "./LessonTime.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as Signed from "./Signed.js"
 import * as TaskBranch from "./TaskBranch.js"
@@ -143,12 +142,20 @@ export const query = (taskId: string) =>
  */
 export const evaluate = (invocation: Invocation) =>
   Effect.gen(function*() {
+    if (invocation.actor.kind === "agent") {
+      // An expiry is a change of status; only a person or Ratchet asks the evaluator for one.
+      return yield* new ControllerError.InvalidRequest({
+        field: "actor",
+        reason: `${invocation.actor.kind}:${invocation.actor.id} may not ask the lessons' evaluator: what it decides changes a lesson's status, and no agent changes one.`,
+        fix: "A person runs ratchet lessons evaluate (a scheduled job does as the system); an agent proposes with lesson_propose or ratchet lessons propose."
+      })
+    }
     const lessons = yield* Lessons.Lessons
     const project = yield* Project
     const open = yield* lessons.list({ projectId: project.project.projectId, statuses: ["candidate", "probationary"] })
     const changed: Array<{ readonly id: string; readonly from: Lesson.Status; readonly to: Lesson.Status }> = []
     for (const row of open) {
-      const view = yield* LessonTime.onLessonsClock(lessons.evaluate({ actor: invocation.actor, lessonId: row.id }))
+      const view = yield* lessons.evaluate({ actor: invocation.actor, lessonId: row.id })
       if (view.status !== row.status) {
         changed.push({ id: row.id, from: row.status, to: view.status })
         const warning = yield* LessonFile.write(project.root, view)
@@ -185,7 +192,7 @@ export const propose = (input: { readonly file: string; readonly lessonId: strin
         fix: `Change it with ratchet lessons edit ${id} --file <file>, or give another --id.`
       })
     }
-    const view = yield* LessonTime.onLessonsClock(lessons.propose({ actor: input.invocation.actor, lessonId: id, body }))
+    const view = yield* lessons.propose({ actor: input.invocation.actor, lessonId: id, body })
     const warning = yield* LessonFile.write(project.root, view)
     return { lesson: view, warnings: warning === null ? [] : [warning] }
   })
@@ -276,7 +283,7 @@ export const control = (input: {
     const { lesson } = yield* lessonOf(input.lessonId)
     const authority = yield* ProjectApprovers.authority(projectId, project.root)
     const decided = input.control
-    const at = yield* LessonTime.onLessonsClock(Clock.currentTimeMillis)
+    const at = yield* Clock.currentTimeMillis
     const receipt = Signed.lessonReceipt(projectId, {
       control: decided.control,
       lessonId: lesson.id,
@@ -292,7 +299,7 @@ export const control = (input: {
       : decided.control === "edit"
       ? { ...common, _tag: "Edit", body: decided.body }
       : { ...common, _tag: decided.control === "pin" ? "Pin" : decided.control === "reject" ? "Reject" : "Deprecate" }
-    const view: LessonRules.View = yield* LessonTime.onLessonsClock(lessons.control(command))
+    const view: LessonRules.View = yield* lessons.control(command)
     const warning = yield* LessonFile.write(project.root, view)
     return { lesson: view, warnings: warning === null ? [] : [warning] }
   })

@@ -19,7 +19,7 @@
  * Recording a lesson never changes a lifecycle outcome: everything here runs after the task's own
  * write, every failure (a store error, a refusal, a defect) becomes one warning line on stderr,
  * and the caller's result is the one it would have been. A process that provides no `Lessons`
- * service records nothing. Time is the lessons' clock (`LessonTime`).
+ * service records nothing. Time is Effect's `Clock`.
  *
  * @since 0.3.0
  */
@@ -35,7 +35,6 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Project } from "./Controller.js"
-import * as LessonTime from "./LessonTime.js"
 import type * as RunStep from "./RunStep.js"
 
 /**
@@ -145,7 +144,7 @@ const withLessons = (what: string, use: (lessons: Lessons.Service, project: type
     const lessons = yield* Effect.serviceOption(Lessons.Lessons)
     const project = yield* Effect.serviceOption(Project)
     if (Option.isNone(lessons) || Option.isNone(project)) return
-    yield* LessonTime.onLessonsClock(use(lessons.value, project.value))
+    yield* use(lessons.value, project.value)
   }).pipe(Effect.catchAllCause(warn(what)))
 
 /** The first of `fp-<digest>`, `fp-<digest>-2`, … no lesson has (a terminal one keeps its id). */

@@ -11,13 +11,10 @@ import type * as Task from "@ratchet/kernel/Task"
 import * as Lessons from "@ratchet/memory/Lessons"
 import * as MemoryLessonStore from "@ratchet/storage/MemoryLessonStore"
 import { afterEach, describe, expect, it, vi } from "@effect/vitest"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { Project } from "../src/Controller.js"
 import * as LessonFacts from "../src/LessonFacts.js"
-import * as LessonTime from "../src/LessonTime.js"
 import type * as Workspace from "../src/Workspace.js"
 
 const located = (root: string, workspaceId: string): Workspace.Located => ({
@@ -149,26 +146,3 @@ describe("LessonFacts.clip", () => {
   }
 })
 
-describe("LessonTime.offset", () => {
-  const accepted: ReadonlyArray<readonly [string | undefined, number]> = [[undefined, 0], ["", 0], [" ", 0], ["0", 0], ["604800000", 604_800_000], [String(366 * 86_400_000), 366 * 86_400_000]]
-  for (const [raw, ms] of accepted) {
-    it(`accepts ${JSON.stringify(raw)}`, () => expect(LessonTime.offset({ [LessonTime.variable]: raw })).toEqual(Either.right(ms)))
-  }
-  const refused: ReadonlyArray<string> = ["-1", "1.5", "7d", "1e9", "0x10", String(366 * 86_400_000 + 1), "9".repeat(13)]
-  for (const raw of refused) {
-    it(`refuses ${JSON.stringify(raw)}`, () => {
-      const result = LessonTime.offset({ [LessonTime.variable]: raw })
-      expect(Either.isLeft(result) && result.left.field).toBe(LessonTime.variable)
-    })
-  }
-
-  it.effect("moves only the clock of what it wraps", () =>
-    Effect.gen(function*() {
-      vi.spyOn(process.stderr, "write").mockImplementation(() => true)
-      const before = yield* Clock.currentTimeMillis
-      const moved = yield* LessonTime.moved(86_400_000)(Clock.currentTimeMillis)
-      const after = yield* Clock.currentTimeMillis
-      expect(moved - before).toBeGreaterThanOrEqual(86_400_000)
-      expect(after - before).toBeLessThan(86_400_000)
-    }))
-})

@@ -130,6 +130,8 @@ describe("Shell.classify: person-only acts", () => {
     ["ratchet lessons deprecate L-1", "lessons"],
     ["ratchet lessons edit L-1 --file lesson.yaml", "lessons"],
     ["ratchet lessons compile L-1 --guard test/rows.test.ts", "lessons"],
+    ["ratchet lessons evaluate", "lessons"],
+    ["faketime -f +7d ratchet lessons evaluate --json", "lessons"],
     ["ratchet hooks uninstall claude-code", "hooks"],
     ["ratchet $SUBCOMMAND t-1 spec", "unknown"],
     ["ratchet \"$(echo approve)\" t-1 spec", "unknown"],

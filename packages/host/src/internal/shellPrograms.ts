@@ -93,9 +93,10 @@ const personOnly: ReadonlySet<string> = set("approve", "approver", "reopen", "un
 
 /**
  * `lessons` subcommands that are a person's: every control of a lesson, each signed at a terminal
- * (ADR 0031). Proposing, listing, showing and querying stay an agent's.
+ * (ADR 0031), and asking the evaluator again (an expiry it decides is a change of status, and an
+ * agent has no reason to ask for one). Proposing, listing, showing and querying stay an agent's.
  */
-const personLessons: ReadonlySet<string> = set("pin", "reject", "supersede", "deprecate", "edit", "compile")
+const personLessons: ReadonlySet<string> = set("pin", "reject", "supersede", "deprecate", "edit", "compile", "evaluate")
 
 /**
  * Whether a word names the `ratchet` program: `ratchet` by any path or case, its scripts

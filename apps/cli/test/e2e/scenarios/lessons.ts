@@ -3,8 +3,9 @@
  * that fails proposes a candidate and observes it once (probationary); the same failure in a
  * second task's run verifies it, and a run failing twice the same way does not; a later task in
  * the lesson's scope gets it from `ratchet lessons query`. Three unassisted successes in scope
- * expire a probationary lesson once it is seven days old (the lessons' clock moved with
- * `RATCHET_LESSONS_CLOCK_OFFSET_MS`), and two successes, or six days, do not. An agent proposes
+ * expire a probationary lesson once it is seven days old (days passed with libfaketime, which moves
+ * a process's clock and its children's: Ratchet has no setting of its own that moves time), and
+ * two successes, or six days, do not; an agent may not ask the evaluator. An agent proposes
  * but never pins or rejects; a person does, at a terminal with their key. Hostile lesson files are
  * refused with the field, the reason and the fix, and store nothing.
  */
@@ -14,6 +15,20 @@ import { afterAll, describe, expect, it } from "vitest"
 import { type Engine, makeWorld, personalAct, removeWorlds, type Result, status, toPlanApproved, toSpecReady, type World } from "../harness.js"
 
 const day = 24 * 60 * 60 * 1000
+
+/** libfaketime, when installed (Debian's `faketime`; `.ci/run` and the README's setup install it). */
+const faketime = ["/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"].find((file) => fs.existsSync(file))
+
+/** The environment of a command `days` days from now: every clock of the process and its children moved. */
+const daysOn = (days: number): Record<string, string> => {
+  if (days === 0) return {}
+  if (faketime === undefined) throw new Error("libfaketime is not installed (apt-get install faketime)")
+  return { LD_PRELOAD: faketime, FAKETIME: `+${days}d`, FAKETIME_DONT_FAKE_MONOTONIC: "1" }
+}
+
+/** Under CI the expiry test must run; elsewhere it is skipped with one line when libfaketime is missing. */
+const withClock = faketime !== undefined || process.env["CI"] === "true"
+if (!withClock) console.log("lessons e2e: the expiry test is skipped: libfaketime is not installed (apt-get install faketime)")
 
 /** A spec whose only criterion runs `check`, scoped to `test/**`. */
 const specWith = (goal: string, check: string): string =>
@@ -67,18 +82,17 @@ const failingTask = async (world: World, goal: string): Promise<{ readonly taskI
 
 /**
  * A task whose step changes `test/date.test.js` (in the lesson's scope) and whose criterion
- * passes, driven to COMPLETED with the lessons' clock `offsetMs` ahead.
+ * passes, run, verified and driven to COMPLETED `days` days from now.
  */
-const succeedingTask = async (world: World, goal: string, offsetMs: number): Promise<string> => {
+const succeedingTask = async (world: World, goal: string, days: number): Promise<string> => {
   const taskId = await toPlanApproved(world, goal, specWith(goal, "node --version"), planWith(`echo '// ${goal.replace(/[^A-Za-z ]/g, "")}' >> test/date.test.js`))
-  const clock = { RATCHET_LESSONS_CLOCK_OFFSET_MS: String(offsetMs) }
+  const clock = daysOn(days)
   await runToVerifying(world, taskId, clock)
   const verified = await world.verify(taskId, [], "", clock)
   expect(verified.json.outcome, verified.stdout).toBe("APPROVED")
   const done = await world.run(["done", taskId, "--json"], { env: clock })
   expect(done.code, done.stdout + done.stderr).toBe(0)
   expect(done.json.state).toBe("COMPLETED")
-  if (offsetMs > 0) expect(done.stderr).toContain("RATCHET_LESSONS_CLOCK_OFFSET_MS moves the lessons' clock")
   return taskId
 }
 
@@ -161,7 +175,7 @@ export const lessons = (engine: Engine): void => {
       expect((await status(world, second.taskId)).state).toBe("RUNNING")
     }, 300_000)
 
-    it("three unassisted successes in scope expire a probationary lesson once it is seven days old; two successes, or six days, do not", async () => {
+    it.runIf(withClock)("three unassisted successes in scope expire a probationary lesson once it is seven days old; two successes, or six days, do not", async () => {
       const world = await makeWorld(engine)
       await failingTask(world, "Make the date test pass in every zone")
       const [lesson] = await lessonsOf(world)
@@ -169,31 +183,36 @@ export const lessons = (engine: Engine): void => {
       const id = lesson.id as string
 
       await succeedingTask(world, "Tidy the date test", 0)
-      await succeedingTask(world, "Name the cases of the date test", 6 * day)
+      await succeedingTask(world, "Name the cases of the date test", 6)
       let shown = await showLesson(world, id)
       expect(shown.lesson.status).toBe("probationary")
       expect(shown.lesson.successes).toHaveLength(2)
 
-      await succeedingTask(world, "Comment the date test", 6 * day)
+      await succeedingTask(world, "Comment the date test", 6)
       shown = await showLesson(world, id)
       // three successes, but six days: still probationary
       expect(shown.lesson.successes).toHaveLength(3)
       expect(shown.lesson.status).toBe("probationary")
-      const sixDays = await world.ok(["lessons", "evaluate", "--json"], { env: { RATCHET_LESSONS_CLOCK_OFFSET_MS: String(6 * day) } })
+      const sixDays = await world.ok(["lessons", "evaluate", "--json"], { env: daysOn(6) })
       expect(sixDays.json.changed).toEqual([])
 
+      // No setting of Ratchet's moves its clock: the variable an earlier build honoured is nothing now.
+      const backdoor = await world.ok(["lessons", "evaluate", "--json"], { env: { RATCHET_LESSONS_CLOCK_OFFSET_MS: String(8 * day) } })
+      expect(backdoor.json.changed).toEqual([])
+      // An agent may not ask the evaluator, whatever its clock says.
+      const agent = await world.run(["lessons", "evaluate", "--json"], { env: { ...daysOn(8), RATCHET_ACTOR: "agent:claude" } })
+      expect(agent.code).toBe(2)
+      expect(agent.json.error.field).toBe("actor")
+      expect((await showLesson(world, id)).lesson.status).toBe("probationary")
+
       // seven days: the evaluator expires it
-      const sevenDays = await world.ok(["lessons", "evaluate", "--json"], { env: { RATCHET_LESSONS_CLOCK_OFFSET_MS: String(7 * day) } })
+      const sevenDays = await world.ok(["lessons", "evaluate", "--json"], { env: daysOn(7) })
       expect(sevenDays.json.changed).toEqual([{ id, from: "probationary", to: "expired" }])
       shown = await showLesson(world, id)
       expect(shown.lesson.status).toBe("expired")
       const expiry = shown.events.at(-1)
       expect(expiry).toMatchObject({ type: "LessonTransitioned", actor: { kind: "system" }, change: { from: "probationary", to: "expired", rule: "outlived" } })
 
-      // a clock that would move backwards, or is not a number, is refused by the lessons commands
-      const refused = await world.run(["lessons", "evaluate", "--json"], { env: { RATCHET_LESSONS_CLOCK_OFFSET_MS: "-86400000" } })
-      expect(refused.code).toBe(2)
-      expect(refused.json.error.field).toBe("RATCHET_LESSONS_CLOCK_OFFSET_MS")
     }, 300_000)
 
     it("an agent proposes but never pins or rejects; a person does, at a terminal with their key", async () => {

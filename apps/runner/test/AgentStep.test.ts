@@ -123,7 +123,7 @@ const planOf = (timeoutSeconds: number) =>
   ].join("\n")
 
 /** An approved task whose plan is one agent step, then `Runner.run` with the bundled hosts' readers. */
-const approvedAndRun = (root: string, home: string, timeoutSeconds = 60) =>
+const approvedAndRun = (root: string, home: string, timeoutSeconds = 60, fault?: Runner.Options["fault"]) =>
   Effect.gen(function*() {
     const c = yield* Controller.Controller
     const files = temp()
@@ -143,11 +143,24 @@ const approvedAndRun = (root: string, home: string, timeoutSeconds = 60) =>
     fs.writeFileSync(path.join(files, "plan.yaml"), planOf(timeoutSeconds))
     yield* c.proposePlan(taskId, path.join(files, "plan.yaml"), asPerson)
     yield* approve("plan")
-    const outcome = yield* Runner.run({ taskId, takeover: false, actor: runner, home, agentHosts: Wiring.agentHosts })
-    const store = yield* EventStore.EventStore
-    const events = Chunk.toReadonlyArray(yield* Stream.runCollect(store.read({ streamId: taskId }))).map((stored) => stored.event as Event.Event)
-    return { taskId, outcome, events, status: yield* c.status(taskId) }
+    const outcome = yield* Runner.run({ taskId, takeover: false, actor: runner, home, agentHosts: Wiring.agentHosts, fault })
+    return { taskId, outcome, events: yield* eventsOf(taskId), status: yield* c.status(taskId) }
   })
+
+const eventsOf = (taskId: string) =>
+  Effect.gen(function*() {
+    const store = yield* EventStore.EventStore
+    return Chunk.toReadonlyArray(yield* Stream.runCollect(store.read({ streamId: taskId }))).map((stored) => stored.event as Event.Event)
+  })
+
+/** What the stand-in recorded of its start, once it has written it whole. */
+const recorded = (file: string): { readonly pid: number } | null => {
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8")) as { readonly pid: number }
+  } catch {
+    return null
+  }
+}
 
 /** Whether process `pid` runs (a zombie nobody reaped yet has ended). */
 const running = (pid: number): boolean => {
@@ -296,6 +309,65 @@ describe("Runner.run with an agent step on Claude Code", () => {
       // The host and the child it started are gone: the whole group was killed.
       const seen = JSON.parse(fs.readFileSync(record, "utf8")) as { pid: number; child: number }
       for (const pid of [seen.pid, seen.child]) expect(running(pid), `process ${pid}`).toBe(false)
+    }).pipe(Effect.provide(layerOf(root, home)))
+  }, 60_000)
+
+  it.live("a runner that dies while its agent runs: the next one waits for the agent, never re-runs it, and leaves the attempt Indeterminate", () => {
+    const root = checkout()
+    const home = temp()
+    const scratch = temp()
+    const record = path.join(scratch, "record.json")
+    const starts = path.join(scratch, "starts")
+    setEnv({
+      RATCHET_CLAUDE_BIN: standIn,
+      STAND_IN_FIXTURE: finished,
+      STAND_IN_EXIT: "0",
+      STAND_IN_HANG_SECONDS: "2",
+      STAND_IN_WRITE: "src/flag.txt",
+      STAND_IN_RECORD: record,
+      STAND_IN_STARTS: starts
+    })
+    class Died extends Error {}
+    return Effect.gen(function*() {
+      // The runner dies right after its agent started (a defect at that boundary stands in for its
+      // SIGKILL: nothing about the agent's end is recorded, and the agent, in its own process
+      // group, runs on).
+      const died = yield* Effect.exit(approvedAndRun(root, home, 60, (point) => {
+        if (point === "child-started") throw new Died("the runner died")
+      }))
+      expect(died._tag).toBe("Failure")
+      // The agent was started just before the runner died: it says so once it is up.
+      let seen: { readonly pid: number } | null = null
+      for (let waited = 0; seen === null && waited < 100; waited++) {
+        seen = recorded(record)
+        if (seen === null) yield* Effect.sleep("50 millis")
+      }
+      if (seen === null) return yield* Effect.dieMessage("the stand-in never started")
+      expect(running(seen.pid)).toBe(true)
+      const c = yield* Controller.Controller
+      const taskId = (yield* c.listTasks)[0]!.taskId
+      expect((yield* c.status(taskId)).state).toBe("RUNNING")
+
+      // The next runner recovers the open attempt: it waits for the agent to end, then leaves the
+      // attempt Indeterminate and the task BLOCKED for a person; the agent is not started again.
+      const orphans: Array<number> = []
+      const outcome = yield* Runner.run({
+        taskId,
+        takeover: false,
+        actor: runner,
+        home,
+        agentHosts: Wiring.agentHosts,
+        onProgress: (progress) => (progress.type === "orphan" ? orphans.push(progress.pgid) : undefined)
+      })
+      expect(orphans).toStrictEqual([seen.pid])
+      expect(running(seen.pid)).toBe(false)
+      expect(fs.readFileSync(starts, "utf8").trim().split("\n")).toHaveLength(1)
+      expect(outcome.stop).toBe("blocked")
+      const events = yield* eventsOf(taskId)
+      expect(attemptEnds(events)).toStrictEqual(["1:Indeterminate"])
+      expect(ofTag(events, "AgentReported")).toHaveLength(0)
+      expect(ofTag(events, "AttemptNoted")[0]?.note).toContain("an agent step is never re-run on recovery")
+      expect(ofTag(events, "TaskBlocked")[0]?.blocker.requiredAction).toContain(`ratchet unblock ${taskId} --resolve impl succeeded|failed`)
     }).pipe(Effect.provide(layerOf(root, home)))
   }, 60_000)
 })

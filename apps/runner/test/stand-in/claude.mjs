@@ -12,7 +12,8 @@
  * - `STAND_IN_HANG_SECONDS`: how long it sleeps after printing, in a child of its own process
  *   group (so a timeout must kill the group, not only this process);
  * - `STAND_IN_RECORD`: a file it writes its arguments, its RATCHET_* variables, its pid and its
- *   child's pid to, as JSON.
+ *   child's pid to, as JSON;
+ * - `STAND_IN_STARTS`: a file it appends one line to each time it starts.
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -26,6 +27,7 @@ if (!has("-p", "--verbose") || valueOf("--output-format") !== "stream-json") {
   process.exit(1)
 }
 const env = process.env
+if (env.STAND_IN_STARTS) fs.appendFileSync(env.STAND_IN_STARTS, `${process.pid}\n`)
 if (env.STAND_IN_WRITE) {
   fs.mkdirSync(path.dirname(path.resolve(env.STAND_IN_WRITE)), { recursive: true })
   fs.writeFileSync(env.STAND_IN_WRITE, "--json\n")

@@ -422,7 +422,7 @@ describe("malformed bodies are typed errors naming the type and the field", () =
     ["spanId", "00f067aa0ba902b", "15 digits"],
     ["spanId", "0000000000000000", "all zeros"],
     ["spanId", 42, "a number"]
-  ])("a TraceRecorded whose %s is %j (%s)", (field, value) => {
+  ])("a TraceRecorded whose %s is %j (%s)", (field, value, _why) => {
     const trace = stored(SAMPLE_EVENTS.TraceRecorded)
     expect(malformed({ ...trace, [field]: value }).detail).toMatch(new RegExp(`^${field}: `))
   })
@@ -441,7 +441,7 @@ describe("malformed bodies are typed errors naming the type and the field", () =
     ["usage", { inputTokens: Number.POSITIVE_INFINITY, outputTokens: 1, cachedInputTokens: null, cacheCreationInputTokens: null }, "an infinite count"],
     ["result", { ok: true, subtype: "", text: null, turns: null }, "an empty subtype"],
     ["sessionId", "", "an empty session id"]
-  ])("an AgentReported whose %s is %j (%s)", (field, value) => {
+  ])("an AgentReported whose %s is %j (%s)", (field, value, _why) => {
     const reported = stored(SAMPLE_EVENTS.AgentReported)
     expect(malformed({ ...reported, [field]: value }).detail).toMatch(new RegExp(`^${field}(\\.|: |\\b)`))
   })

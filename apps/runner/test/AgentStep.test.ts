@@ -6,7 +6,9 @@
  * finished stream with exit 0 ends the attempt Succeeded and the task VERIFYING, with the turn
  * events, the session, model, usage, cost and the transcript blob recorded; a truncated stream
  * with exit 0, a non-zero exit, a hang past the timeout (its process group killed) and a missing
- * program each end the attempt as the outcome table says, with the reason, and never as success.
+ * program each end the attempt as the outcome table says, with the reason, and never as success;
+ * a runner that dies while its agent runs leaves it to the next one, which waits for it and never
+ * re-runs it. A stand-in `codex` (`stand-in/codex.mjs`) does the same for Codex's `exec --json`.
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -28,9 +30,11 @@ import * as Stream from "effect/Stream"
 import * as Wiring from "../src/Wiring.js"
 
 const standIn = fileURLToPath(new URL("stand-in/claude.mjs", import.meta.url))
+const codexStandIn = fileURLToPath(new URL("stand-in/codex.mjs", import.meta.url))
 const fixtures = fileURLToPath(new URL("../../../packages/host-claude-code/test/fixtures/stream-json/", import.meta.url))
 const finished = path.join(fixtures, "edit-and-test.jsonl")
 const truncated = path.join(fixtures, "truncated.jsonl")
+const codexFinished = fileURLToPath(new URL("../../../packages/host-codex/test/fixtures/exec-json/edit-and-test.jsonl", import.meta.url))
 
 const made: Array<string> = []
 const temp = () => {
@@ -107,23 +111,29 @@ const spec = [
   ""
 ].join("\n")
 
-const planOf = (timeoutSeconds: number) =>
+const planOf = (timeoutSeconds: number, host: "claude-code" | "codex") =>
   [
     "steps:",
     "  - id: impl",
     "    title: Implement",
     "    acRefs: [AC-001]",
     "    agent:",
-    "      host: claude-code",
+    `      host: ${host}`,
     "      prompt: Add the --json flag in src/flag.txt.",
     `      timeoutSeconds: ${timeoutSeconds}`,
-    "      model: claude-sonnet-4-5",
+    `      model: ${host === "codex" ? "gpt-5-codex" : "claude-sonnet-4-5"}`,
     "      maxTurns: 20",
     ""
   ].join("\n")
 
 /** An approved task whose plan is one agent step, then `Runner.run` with the bundled hosts' readers. */
-const approvedAndRun = (root: string, home: string, timeoutSeconds = 60, fault?: Runner.Options["fault"]) =>
+const approvedAndRun = (
+  root: string,
+  home: string,
+  timeoutSeconds = 60,
+  fault?: Runner.Options["fault"],
+  host: "claude-code" | "codex" = "claude-code"
+) =>
   Effect.gen(function*() {
     const c = yield* Controller.Controller
     const files = temp()
@@ -140,7 +150,7 @@ const approvedAndRun = (root: string, home: string, timeoutSeconds = 60, fault?:
     yield* c.proposeSpec(taskId, path.join(files, "spec.md"), asPerson)
     yield* approve("spec")
     yield* c.preflight(taskId, asPerson)
-    fs.writeFileSync(path.join(files, "plan.yaml"), planOf(timeoutSeconds))
+    fs.writeFileSync(path.join(files, "plan.yaml"), planOf(timeoutSeconds, host))
     yield* c.proposePlan(taskId, path.join(files, "plan.yaml"), asPerson)
     yield* approve("plan")
     const outcome = yield* Runner.run({ taskId, takeover: false, actor: runner, home, agentHosts: Wiring.agentHosts, fault })
@@ -368,6 +378,45 @@ describe("Runner.run with an agent step on Claude Code", () => {
       expect(ofTag(events, "AgentReported")).toHaveLength(0)
       expect(ofTag(events, "AttemptNoted")[0]?.note).toContain("an agent step is never re-run on recovery")
       expect(ofTag(events, "TaskBlocked")[0]?.blocker.requiredAction).toContain(`ratchet unblock ${taskId} --resolve impl succeeded|failed`)
+    }).pipe(Effect.provide(layerOf(root, home)))
+  }, 60_000)
+})
+
+describe("Runner.run with an agent step on Codex", () => {
+  it.live("starts codex exec at RATCHET_CODEX_BIN in the workspace-write sandbox and records its stream", () => {
+    const root = checkout()
+    const home = temp()
+    const record = path.join(temp(), "record.json")
+    setEnv({
+      RATCHET_CODEX_BIN: codexStandIn,
+      STAND_IN_FIXTURE: codexFinished,
+      STAND_IN_EXIT: "0",
+      STAND_IN_WRITE: "src/flag.txt",
+      STAND_IN_RECORD: record,
+      STAND_IN_HANG_SECONDS: undefined,
+      STAND_IN_STARTS: undefined
+    })
+    return Effect.gen(function*() {
+      const { events, status } = yield* approvedAndRun(root, home, 60, undefined, "codex")
+      expect(status.state).toBe("VERIFYING")
+      expect(attemptEnds(events)).toStrictEqual(["1:Succeeded"])
+      const seen = JSON.parse(fs.readFileSync(record, "utf8")) as { args: Array<string> }
+      // No turn limit: codex exec has none.
+      expect(seen.args.slice(0, -1)).toStrictEqual(["exec", "--json", "--sandbox", "workspace-write", "--model", "gpt-5-codex"])
+      expect(seen.args.at(-1)!.endsWith("The step:\nAdd the --json flag in src/flag.txt.")).toBe(true)
+      expect(ofTag(events, "TurnRecorded").map((event) => event.turn._tag)).toStrictEqual([
+        "firstChunkAwaitStarted", "firstChunkAwaitEnded", "toolUsed", "streamReadCompleted"
+      ])
+      expect(ofTag(events, "AgentReported")[0]).toMatchObject({
+        host: "codex",
+        sessionId: "0199a213-81c0-7800-8aa1-bbab2a035a53",
+        model: null,
+        costUsd: null,
+        usage: { inputTokens: 2946, outputTokens: 70, cachedInputTokens: 1024, cacheCreationInputTokens: null },
+        result: { ok: true, subtype: "turn.completed", text: "Added the --json flag in src/flag.txt; the tests pass.", turns: 1 },
+        lines: 10,
+        reason: null
+      })
     }).pipe(Effect.provide(layerOf(root, home)))
   }, 60_000)
 })

@@ -489,7 +489,7 @@ const runScoped = (
           })
           const chosen = begin as ReturnType<typeof startOf> | null
           if (chosen === null) return yield* Effect.dieMessage("a step start that decided nothing")
-          progress({ type: "step", taskId, stepId: step.id, index, total: plan.steps.length, attempt: chosen.attempt, command: step.run?.command ?? null })
+          progress({ type: "step", taskId, stepId: step.id, index, total: plan.steps.length, attempt: chosen.attempt, command: chosen.started?.command ?? null })
           if (chosen.started === null) {
             yield* project_(opened.task, true)
             return awaitingWorker(opened.task, step, chosen.attempt)

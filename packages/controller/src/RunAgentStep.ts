@@ -25,6 +25,7 @@ import type * as Decider from "@ratchet/kernel/Decider"
 import type * as Event from "@ratchet/kernel/Event"
 import type * as Plan from "@ratchet/kernel/Plan"
 import * as Progress from "@ratchet/kernel/Progress"
+import * as Turn from "@ratchet/kernel/Turn"
 import type * as Task from "@ratchet/kernel/Task"
 import * as BlobStore from "@ratchet/storage/BlobStore"
 import * as Clock from "effect/Clock"
@@ -32,6 +33,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import * as AgentEnvelope from "./AgentEnvelope.js"
 import type * as AgentHost from "./AgentHost.js"
 import * as AgentOutcome from "./AgentOutcome.js"
@@ -109,6 +111,45 @@ const isExecutable = (file: string): boolean => {
     return fs.statSync(file).isFile()
   } catch {
     return false
+  }
+}
+
+const isTurnEvent = Schema.is(Turn.Event)
+
+const count = (n: number): number | null => (Number.isFinite(n) && n >= 0 ? n : null)
+const whole = (n: number | null): number | null => (n !== null && Number.isSafeInteger(n) && n >= 0 ? n : null)
+const name = (text: string | null): string | null => (text === null || text.length === 0 ? null : text.slice(0, 4096))
+
+/**
+ * What a decoder said, in the bounds `AgentReported` holds it to: a decoder is given to the runner
+ * and may be anyone's, and the agent's end must be recorded whatever it said, so a value out of
+ * bounds is left out (null) rather than failing the write.
+ */
+const reported = (decoded: AgentHost.Decoded) => {
+  const usage = decoded.usage
+  const input = usage === null ? null : count(usage.inputTokens)
+  const output = usage === null ? null : count(usage.outputTokens)
+  return {
+    sessionId: name(decoded.sessionId),
+    model: name(decoded.model),
+    usage: usage === null || input === null || output === null
+      ? null
+      : {
+        inputTokens: input,
+        outputTokens: output,
+        cachedInputTokens: usage.cachedInputTokens === null ? null : count(usage.cachedInputTokens),
+        cacheCreationInputTokens: usage.cacheCreationInputTokens === null ? null : count(usage.cacheCreationInputTokens)
+      },
+    costUsd: decoded.costUsd === null ? null : count(decoded.costUsd),
+    result: decoded.result === null ? null : {
+      ok: decoded.result.ok,
+      subtype: name(decoded.result.subtype) ?? "unknown",
+      text: decoded.result.text === null ? null : decoded.result.text.slice(0, 65_536),
+      turns: whole(decoded.result.turns)
+    },
+    lines: whole(decoded.lines) ?? 0,
+    malformedLines: whole(decoded.malformedLines) ?? 0,
+    unknownEvents: whole(decoded.unknownEvents) ?? 0
   }
 }
 
@@ -277,7 +318,7 @@ export const finish = (ran: RunStep.Ran, context: Parameters<typeof RunStep.fini
   const ok = end.outcome === "Succeeded"
   const tail = `${end.reason ?? decoded.result?.text ?? ""}\n${stderr}`.slice(-4000)
   const items: Array<Decider.Command | Event.Event> = [
-    { _tag: "RecordTurn", actor, at, runId, stepId, attempt: ran.attempt, events: decoded.turns },
+    { _tag: "RecordTurn", actor, at, runId, stepId, attempt: ran.attempt, events: decoded.turns.filter(isTurnEvent) },
     {
       _tag: "FinishStep",
       actor,
@@ -309,14 +350,7 @@ export const finish = (ran: RunStep.Ran, context: Parameters<typeof RunStep.fini
       stepId,
       attempt: ran.attempt,
       host: ran.agent.host,
-      sessionId: decoded.sessionId,
-      model: decoded.model,
-      usage: decoded.usage,
-      costUsd: decoded.costUsd,
-      result: decoded.result === null ? null : { ...decoded.result, text: decoded.result.text?.slice(0, 65_536) ?? null },
-      lines: decoded.lines,
-      malformedLines: decoded.malformedLines,
-      unknownEvents: decoded.unknownEvents,
+      ...reported(decoded),
       transcriptRef: ran.agent.transcriptRef,
       reason: end.reason
     }

@@ -271,6 +271,15 @@ describe("Runner.run with an agent step on Claude Code", () => {
       const blobs = yield* BlobStore.BlobStore
       const transcript = yield* blobs.get(reported[0]!.transcriptRef!)
       expect(Buffer.from(transcript).equals(fs.readFileSync(finished))).toBe(true)
+
+      // run.md shows what the host reported of the attempt.
+      const tasks = path.join(root, ".ratchet", "tasks")
+      const runMd = fs.readFileSync(path.join(tasks, fs.readdirSync(tasks)[0]!, "run.md"), "utf8")
+      expect(runMd).toContain(
+        `- Attempt 1 (claude-code): session 0f6c1d9e-7a51-4f0a-9d3b-2b8e4c1a7f10; model claude-sonnet-4-5-20250929; 1200 tokens in (9000 cached), 340 out; $0.0421; transcript ${
+          reported[0]!.transcriptRef
+        }`
+      )
     }).pipe(Effect.provide(layerOf(root, home)))
   }, 60_000)
 
@@ -295,6 +304,8 @@ describe("Runner.run with an agent step on Claude Code", () => {
       expect(ofTag(events, "CommandExited")[0]!.outputTail).toContain(words)
       expect(ofTag(events, "IntentResolved").map((event) => event.outcome)).toStrictEqual(["Failed", "Failed"])
       expect(ofTag(events, "AttemptFailed")).toHaveLength(2)
+      const tasks = path.join(root, ".ratchet", "tasks")
+      expect(fs.readFileSync(path.join(tasks, fs.readdirSync(tasks)[0]!, "run.md"), "utf8")).toContain(words.replace(/\|/g, "\\|"))
     }).pipe(Effect.provide(layerOf(root, home)))
   }, 60_000)
 

@@ -15,6 +15,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "@effect/vitest"
+import type * as AgentHost from "@ratchet/controller/AgentHost"
 import * as Controller from "@ratchet/controller/Controller"
 import * as Runner from "@ratchet/controller/Runner"
 import type * as Event from "@ratchet/kernel/Event"
@@ -132,7 +133,8 @@ const approvedAndRun = (
   home: string,
   timeoutSeconds = 60,
   fault?: Runner.Options["fault"],
-  host: "claude-code" | "codex" = "claude-code"
+  host: "claude-code" | "codex" = "claude-code",
+  agentHosts: AgentHost.Decoders = Wiring.agentHosts
 ) =>
   Effect.gen(function*() {
     const c = yield* Controller.Controller
@@ -153,7 +155,7 @@ const approvedAndRun = (
     fs.writeFileSync(path.join(files, "plan.yaml"), planOf(timeoutSeconds, host))
     yield* c.proposePlan(taskId, path.join(files, "plan.yaml"), asPerson)
     yield* approve("plan")
-    const outcome = yield* Runner.run({ taskId, takeover: false, actor: runner, home, agentHosts: Wiring.agentHosts, fault })
+    const outcome = yield* Runner.run({ taskId, takeover: false, actor: runner, home, agentHosts, fault })
     return { taskId, outcome, events: yield* eventsOf(taskId), status: yield* c.status(taskId) }
   })
 
@@ -306,6 +308,29 @@ describe("Runner.run with an agent step on Claude Code", () => {
       expect(ofTag(events, "AttemptFailed")).toHaveLength(2)
       const tasks = path.join(root, ".ratchet", "tasks")
       expect(fs.readFileSync(path.join(tasks, fs.readdirSync(tasks)[0]!, "run.md"), "utf8")).toContain(words.replace(/\|/g, "\\|"))
+    }).pipe(Effect.provide(layerOf(root, home)))
+  }, 60_000)
+
+  it.live("a stream reader that throws fails the attempt with its words, and never crashes the runner", () => {
+    const root = checkout()
+    const home = temp()
+    setEnv({ RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: finished, STAND_IN_EXIT: "0", STAND_IN_WRITE: undefined, STAND_IN_RECORD: undefined, STAND_IN_HANG_SECONDS: undefined })
+    const throwing: AgentHost.Decoders = {
+      "claude-code": {
+        decode: () => {
+          throw new Error("a reader that breaks its contract")
+        }
+      }
+    }
+    return Effect.gen(function*() {
+      const { events, status } = yield* approvedAndRun(root, home, 60, undefined, "claude-code", throwing)
+      expect(attemptEnds(events)).toStrictEqual(["1:Failed", "2:Failed"])
+      expect(status.state).toBe("BLOCKED")
+      expect(ofTag(events, "AgentReported")[0]!.reason).toContain(
+        "its stream ended without the host's result (truncated, 23 of its 23 lines malformed); the host said: the stream reader failed: a reader that breaks its contract"
+      )
+      // The transcript is kept whatever the reader made of it.
+      expect(ofTag(events, "AgentReported")[0]!.transcriptRef).toMatch(/^sha256:/)
     }).pipe(Effect.provide(layerOf(root, home)))
   }, 60_000)
 

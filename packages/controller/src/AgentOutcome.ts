@@ -73,8 +73,8 @@ export const of = (ended: Ended, stream: Pick<AgentHost.Decoded, "result" | "err
     return {
       outcome: "Failed",
       reason: stream.lines === 0
-        ? "the agent exited 0 without writing a stream; its host's result is missing"
-        : `the agent exited 0 but its stream ended without the host's result (truncated${malformed})`
+        ? `the agent exited 0 without writing a stream; its host's result is missing${said(stream)}`
+        : `the agent exited 0 but its stream ended without the host's result (truncated${malformed})${said(stream)}`
     }
   }
   if (!stream.result.ok) return { outcome: "Failed", reason: `the host ended with ${stream.result.subtype}${said(stream)}` }

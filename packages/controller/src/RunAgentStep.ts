@@ -168,6 +168,25 @@ const silent: AgentHost.Decoded = {
 }
 
 /**
+ * The stream as `decoder` reads it. A decoder must never throw; one that does is read as a stream
+ * without the host's result (the attempt fails), never as the runner's crash after the agent ran.
+ */
+const read = (decoder: AgentHost.Decoder, text: string): AgentHost.Decoded => {
+  try {
+    return decoder.decode(text)
+  } catch (error) {
+    // Nothing it read counts: every line is unread, as a malformed one is.
+    const lines = text.split("\n").filter((line) => line.trim() !== "").length
+    return {
+      ...silent,
+      lines,
+      malformedLines: lines,
+      errors: [`the stream reader failed: ${String(error instanceof Error ? error.message : error).slice(0, 500)}`]
+    }
+  }
+}
+
+/**
  * Runs agent step `step` as attempt `attempt`, whose start and dispatch (intent `intentId`) are
  * committed, until its host ends, is cancelled, times out or the lease is lost; then reads its
  * stream with `decoder`, observes the tree and stores the transcript.
@@ -182,7 +201,8 @@ export const execute = (
     readonly task: Task.Task
     readonly attempt: number
     readonly intentId: string
-    readonly decoder: AgentHost.Decoder
+    /** The host's stream reader; without one the host is not started and the attempt fails. */
+    readonly decoder: AgentHost.Decoder | undefined
     readonly before: WorkTree.Observation
     readonly started: () => void
     readonly exited: () => void
@@ -194,7 +214,11 @@ export const execute = (
     const blobs = yield* BlobStore.BlobStore
     const timeoutSeconds = timeoutOf(step)
     const envelope = AgentEnvelope.make(input.task, step, attempt)
-    const program = typeof envelope === "string" ? { problem: envelope } : AgentEnvelope.programOf(agent.host, process.env, isExecutable)
+    const program = typeof envelope === "string"
+      ? { problem: envelope }
+      : input.decoder === undefined
+      ? { problem: `this runner has no reader for the ${agent.host} stream` }
+      : AgentEnvelope.programOf(agent.host, process.env, isExecutable)
     const startedAt = yield* Clock.currentTimeMillis
     let cancelled: RunRequest.Request | null = null
     let ended: StepProcess.Exit
@@ -255,7 +279,7 @@ export const execute = (
       )
     }
     input.exited()
-    const decoded = ended.stdout.length === 0 ? silent : input.decoder.decode(Buffer.from(ended.stdout).toString("utf8"))
+    const decoded = ended.stdout.length === 0 || input.decoder === undefined ? silent : read(input.decoder, Buffer.from(ended.stdout).toString("utf8"))
     const end = AgentOutcome.of({ ...ended, timeoutSeconds }, decoded)
     yield* Tracing.event("child.exited", {
       "ratchet.intent": intentId,

@@ -514,10 +514,11 @@ const runScoped = (
           onTick: (elapsedMs) => progress({ type: "tick", taskId, stepId: current.step.id, attempt: current.attempt, elapsedMs })
         }
         const stepInput = { ...current, before: tree, started: () => fault("child-started"), exited: () => fault("child-exited") }
-        const decoder = current.step.agent === undefined ? undefined : agentHosts[current.step.agent.host]
-        const ran = yield* (decoder === undefined
+        // An agent step never runs as a shell command, whatever this runner reads.
+        const agent = current.step.agent
+        const ran = yield* (agent === undefined
           ? RunStep.execute(stepContext, stepInput)
-          : RunAgentStep.execute(stepContext, { ...stepInput, task: taskNow(), decoder })).pipe(Effect.withSpan("ratchet.attempt", {
+          : RunAgentStep.execute(stepContext, { ...stepInput, task: taskNow(), decoder: agentHosts[agent.host] })).pipe(Effect.withSpan("ratchet.attempt", {
           attributes: {
             "ratchet.task": taskId,
             "ratchet.run": runId,

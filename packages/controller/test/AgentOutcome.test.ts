@@ -38,6 +38,7 @@ describe("AgentOutcome.of", () => {
     ["exit 0, a truncated stream", exit(0), truncated, "Failed", "the agent exited 0 but its stream ended without the host's result (truncated)"],
     ["exit 0, nothing but malformed lines", exit(0), garbage, "Failed", "(truncated, 3 of its 3 lines malformed)"],
     ["exit 0, no stream at all", exit(0), silent, "Failed", "the agent exited 0 without writing a stream"],
+    ["exit 0, a truncated stream after the host's error", exit(0), hostError, "Failed", "(truncated); the host said: API Error: 529 overloaded"],
     ["exit 0, the host says it failed", exit(0), failed, "Failed", "the host ended with error_max_turns"],
     ["exit 0, the host says it failed and why", exit(0), failedWithWords, "Failed", "the host ended with turn.failed; the host said: stream disconnected"],
     // refused: a non-zero exit, whatever the stream said

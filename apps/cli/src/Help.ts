@@ -139,6 +139,8 @@ export const environment: ReadonlyArray<readonly [string, string]> = [
   ["RATCHET_LEASE_HEARTBEAT_MS", "Heartbeat interval of leases taken by this invocation (overrides .ratchet/project.json)."],
   ["RATCHET_LEASE_GRACE_MS", "Grace after the last heartbeat before a takeover is allowed (same)."],
   ["RATCHET_ACTOR", "Who is acting, as kind:id (user:ana, agent:claude-1); default user:<login name>. Hosts set agent:…"],
+  ["RATCHET_CLAUDE_BIN", "The claude program ratchet run starts for a plan's agent steps on Claude Code (an absolute path; default: claude on PATH)."],
+  ["RATCHET_CODEX_BIN", "The codex program ratchet run starts for a plan's agent steps on Codex (an absolute path; default: codex on PATH)."],
   ["NO_COLOR", "Set and not empty: never colour output (as --no-color does). Output is coloured only on a terminal otherwise."],
   ["FORCE_COLOR", "Set and not empty: colour output even when it is not a terminal; 0 or false: never colour it. --no-color and NO_COLOR win over it."],
   ["COLUMNS", "The width help is wrapped to (20 to 1000; default: the terminal's width, or 80)."]

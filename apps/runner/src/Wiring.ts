@@ -1,15 +1,20 @@
 /**
  * The runner's wiring: the store this invocation uses (SQLite in `$RATCHET_HOME` by default,
  * PostgreSQL when `RATCHET_DATABASE_URL` is set), the lease manager with the project's settings,
- * and the located project. Apps only wire; this is the wiring.
+ * the located project, and the readers of the agent hosts' streams (ADR 0039). Apps only wire;
+ * this is the wiring.
  *
  * @since 0.1.0
  */
 import * as os from "node:os"
 import * as path from "node:path"
+import type * as AgentHost from "@ratchet/controller/AgentHost"
 import * as Controller from "@ratchet/controller/Controller"
 import * as StoreMark from "@ratchet/controller/StoreMark"
 import type * as Workspace from "@ratchet/controller/Workspace"
+import * as AgentStream from "@ratchet/host/AgentStream"
+import * as StreamJson from "@ratchet/host-claude-code/StreamJson"
+import * as ExecJson from "@ratchet/host-codex/ExecJson"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as Lessons from "@ratchet/memory/Lessons"
 import * as PostgresStore from "@ratchet/storage-postgres/PostgresStore"
@@ -44,4 +49,16 @@ export const services = (project: Workspace.Located) => {
   // The lessons service: a step that fails, or an attempt recovery leaves Indeterminate, is a
   // failure the lessons are told about (LessonFacts).
   return Layer.mergeAll(Layer.provideMerge(Lessons.layer, store), leases, Layer.succeed(Controller.Project, project))
+}
+
+/**
+ * The stream readers of the hosts whose agent steps this runner starts: Claude Code's
+ * `stream-json` and Codex's `exec --json`.
+ *
+ * @since 0.4.0
+ * @category configuration
+ */
+export const agentHosts: AgentHost.Decoders = {
+  "claude-code": AgentStream.decoder(StreamJson.decode),
+  codex: AgentStream.decoder(ExecJson.decode)
 }

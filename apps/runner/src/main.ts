@@ -144,6 +144,7 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     actor,
     home,
     onProgress: sink.progress,
+    agentHosts: Wiring.agentHosts,
     fault: (point) => {
       if (point === fault) process.kill(process.pid, "SIGKILL")
     }

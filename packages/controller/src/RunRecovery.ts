@@ -9,6 +9,8 @@
  * decided before it ends (within its timeout, after which its group is killed). It is known by its
  * pid and start time, so a reused pid is neither waited on nor signalled, and a command that ended
  * under a stopped runner (a zombie nobody reaps) counts as ended at once (see `StepProcess.orphan`).
+ * A dead runner's agent (an agent step's host, ADR 0039) is waited for the same way, within the
+ * agent's timeout, and its attempt is then Indeterminate: an agent is never re-run.
  *
  * @since 0.2.0
  */
@@ -20,6 +22,7 @@ import type * as Task from "@ratchet/kernel/Task"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as RunAgentStep from "./RunAgentStep.js"
 import type * as RunWriter from "./RunWriter.js"
 import * as LessonFacts from "./LessonFacts.js"
 import * as StepProcess from "./StepProcess.js"
@@ -53,7 +56,8 @@ const waitForOrphan = (context: Context, intentId: string, step: Plan.Step) =>
     const pgid = StepProcess.orphan(context.outputDir, intentId)
     if (pgid === null) return
     context.onOrphan(step.id, pgid)
-    const limit = (step.timeoutSeconds ?? orphanWaitSeconds) * 1000
+    // An agent step is bounded by its own timeout (or the default one), as its runner bounded it.
+    const limit = (step.agent !== undefined ? RunAgentStep.timeoutOf(step) : step.timeoutSeconds ?? orphanWaitSeconds) * 1000
     const started = yield* Clock.currentTimeMillis
     // Looked up again each time, so the group is signalled only while it is still the command's.
     for (let running: number | null = pgid; running !== null; running = StepProcess.orphan(context.outputDir, intentId)) {
@@ -145,7 +149,12 @@ export const recover = (context: Context, plan: Plan.Plan, runId: string) =>
           break
         }
         case "Indeterminate":
-          yield* indeterminate(decision.intentId, "the step is neither idempotent nor probed")
+          yield* indeterminate(
+            decision.intentId,
+            step.agent !== undefined
+              ? "an agent step is never re-run on recovery: its agent ran, and what it changed is for a person to check"
+              : "the step is neither idempotent nor probed"
+          )
           break
       }
       context.onRecovered(step.id, attempt, decision._tag)

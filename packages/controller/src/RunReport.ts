@@ -102,6 +102,8 @@ export interface AttemptLine {
   readonly attempt: number
   readonly state: string
   readonly exit: Event.Event & { readonly _tag: "CommandExited" } | null
+  /** What an agent step's host reported (ADR 0039), or null. */
+  readonly agent: Event.Event & { readonly _tag: "AgentReported" } | null
   readonly notes: ReadonlyArray<string>
 }
 
@@ -118,13 +120,15 @@ export const attemptsOf = (
   runId: string,
   known: ReadonlyArray<{ readonly stepId: string; readonly attempt: number; readonly state: string }> = []
 ): ReadonlyArray<AttemptLine> => {
-  const lines = new Map<string, { stepId: string; attempt: number; state: string; exit: AttemptLine["exit"]; notes: Array<string> }>()
+  const lines = new Map<string, { stepId: string; attempt: number; state: string; exit: AttemptLine["exit"]; agent: AttemptLine["agent"]; notes: Array<string> }>()
   const keyOf = (stepId: string, attempt: number) => `${stepId}#${attempt}`
-  for (const row of known) lines.set(keyOf(row.stepId, row.attempt), { stepId: row.stepId, attempt: row.attempt, state: row.state, exit: null, notes: [] })
+  for (const row of known) lines.set(keyOf(row.stepId, row.attempt), { stepId: row.stepId, attempt: row.attempt, state: row.state, exit: null, agent: null, notes: [] })
   for (const { event } of events) {
     switch (event._tag) {
       case "AttemptScheduled":
-        if (event.runId === runId) lines.set(keyOf(event.stepId, event.attempt), { stepId: event.stepId, attempt: event.attempt, state: "Pending", exit: null, notes: [] })
+        if (event.runId === runId) {
+          lines.set(keyOf(event.stepId, event.attempt), { stepId: event.stepId, attempt: event.attempt, state: "Pending", exit: null, agent: null, notes: [] })
+        }
         break
       case "AttemptTransitioned": {
         const line = lines.get(keyOf(event.stepId, event.attempt))
@@ -139,6 +143,11 @@ export const attemptsOf = (
       case "AttemptNoted": {
         const line = lines.get(keyOf(event.stepId, event.attempt))
         if (event.runId === runId && line !== undefined) line.notes.push(event.note)
+        break
+      }
+      case "AgentReported": {
+        const line = lines.get(keyOf(event.stepId, event.attempt))
+        if (event.runId === runId && line !== undefined) line.agent = event
         break
       }
       default:
@@ -170,6 +179,22 @@ const ending = (line: AttemptLine): string => {
   if (exit === null) return ""
   if (exit.timedOut) return `timed out after ${(exit.durationMs / 1000).toFixed(1)} s`
   return exit.exitCode !== null ? `exit ${exit.exitCode}, ${(exit.durationMs / 1000).toFixed(1)} s` : `killed by ${exit.signal ?? "a signal"}`
+}
+
+/** What an agent's host reported of an attempt, on one line. */
+const reportOf = (attempt: number, agent: NonNullable<AttemptLine["agent"]>): string => {
+  const usage = agent.usage
+  const parts = [
+    agent.sessionId === null ? null : `session ${agent.sessionId}`,
+    agent.model === null ? null : `model ${agent.model}`,
+    usage === null
+      ? null
+      : `${usage.inputTokens} tokens in${usage.cachedInputTokens === null ? "" : ` (${usage.cachedInputTokens} cached)`}, ${usage.outputTokens} out`,
+    agent.costUsd === null ? null : `$${agent.costUsd.toFixed(4)}`,
+    `transcript ${agent.transcriptRef ?? "not stored"}`,
+    agent.reason
+  ].filter((part): part is string => part !== null)
+  return `- Attempt ${attempt} (${agent.host}): ${cell(parts.join("; "))}`
 }
 
 /**
@@ -216,6 +241,8 @@ export const render = (task: Task.Task, branch?: string) =>
         out.push(`| ${line.attempt} | ${line.state} | ${cell(ending(line))} | ${cell(changed)} | ${cell(line.notes.join("; "))} |`)
       }
       out.push("")
+      const reported = own.flatMap((line) => (line.agent === null ? [] : [reportOf(line.attempt, line.agent)]))
+      if (reported.length > 0) out.push(...reported, "")
     }
     if (task.blockers.length > 0) {
       out.push("## Blocked", "")

@@ -8,13 +8,14 @@
  * `run_start`) checks it first, so a refusal reaches the caller rather than a detached runner's log
  * where nobody would read it. The runner still passes the run-start gate itself.
  *
- * A plan with an agent step is refused before the run takes the lease (`unsupportedStep`): this
- * runner does not start headless agents yet (ADR 0034), and an agent step must never be skipped
- * silently or mistaken for a manual step that waits for a person.
+ * A plan with an agent step whose host the runner has no stream reader for is refused before the
+ * run takes the lease (`unsupportedStep`, ADR 0039): an agent step must never be skipped silently,
+ * mistaken for a manual step that waits for a person, or run with a stream nobody can read.
  *
  * @since 0.2.0
  */
-import * as Plan from "@ratchet/kernel/Plan"
+import type * as AgentStep from "@ratchet/kernel/AgentStep"
+import type * as Plan from "@ratchet/kernel/Plan"
 import * as Task from "@ratchet/kernel/Task"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
 import * as Effect from "effect/Effect"
@@ -95,21 +96,21 @@ export const isBusy = (error: { readonly _tag: string }): boolean =>
   error._tag === "@ratchet/storage/StaleEpoch" || error._tag === "@ratchet/storage/VersionConflict"
 
 /**
- * The refusal of the first step of `plan` that this runner cannot run, or null when it can run
- * them all (see {@link agentStepRefused}).
+ * The refusal of the first step of `plan` that a runner reading the streams of `hosts` cannot
+ * run, or null when it can run them all (see {@link agentStepRefused}).
  *
  * @since 0.4.0
  * @category guards
  */
-export const unsupportedStep = (taskId: string, plan: Plan.Plan | null): ControllerError.InvalidRequest | null => {
-  const index = plan?.steps.findIndex((step) => Plan.kindOf(step) === "agent") ?? -1
+export const unsupportedStep = (taskId: string, plan: Plan.Plan | null, hosts: ReadonlyArray<AgentStep.Host>): ControllerError.InvalidRequest | null => {
+  const index = plan?.steps.findIndex((step) => step.agent !== undefined && !hosts.includes(step.agent.host)) ?? -1
   const step = index < 0 ? undefined : plan?.steps[index]
   return step === undefined ? null : agentStepRefused(taskId, step, index)
 }
 
 /**
- * The refusal of agent step `step` (at `index` in its plan): it needs a runner that starts its
- * host headless (ADR 0034), so nothing is run and nothing is written, and the task stays where it
+ * The refusal of agent step `step` (at `index` in its plan): the runner has no reader for its
+ * host's stream (ADR 0039), so nothing is run and nothing is written, and the task stays where it
  * is.
  *
  * @since 0.4.0
@@ -120,9 +121,9 @@ export const agentStepRefused = (taskId: string, step: Plan.Step, index: number)
     field: `plan.steps[${index}].agent (step "${step.id}")`,
     reason: `step "${step.id}" of task ${taskId} is an agent step (host ${
       step.agent?.host ?? "unknown"
-    }), and this runner cannot start a headless agent yet; nothing was run.`,
+    }), and this runner has no reader for that host's stream, so it cannot start it; nothing was run.`,
     fix:
-      `To run the plan now, make the step manual (the agent works in a host session and "ratchet step done ${taskId} ${step.id}" ends it) or a command: ratchet reopen ${taskId} --reason "agent step not runnable yet", then propose and approve the changed plan.`
+      `Run the task with the ratchet-runner that ships with the ratchet CLI (it reads the claude-code and codex streams), or make the step manual or a command: ratchet reopen ${taskId} --reason "agent step not runnable here", then propose and approve the changed plan.`
   })
 
 /**

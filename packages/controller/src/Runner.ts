@@ -23,6 +23,7 @@
  * @since 0.1.0
  */
 import * as path from "node:path"
+import type * as AgentStep from "@ratchet/kernel/AgentStep"
 import type * as Attempt from "@ratchet/kernel/Attempt"
 import * as Decider from "@ratchet/kernel/Decider"
 import type * as Event from "@ratchet/kernel/Event"
@@ -43,6 +44,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import type * as AgentHost from "./AgentHost.js"
 import * as CommandHandler from "./CommandHandler.js"
 import { Project } from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
@@ -53,6 +55,7 @@ import * as RunLease from "./RunLease.js"
 import * as LessonFacts from "./LessonFacts.js"
 import * as RunRecovery from "./RunRecovery.js"
 import * as RunReport from "./RunReport.js"
+import * as RunAgentStep from "./RunAgentStep.js"
 import * as RunRequest from "./RunRequest.js"
 import * as RunStep from "./RunStep.js"
 import * as RunWriter from "./RunWriter.js"
@@ -153,6 +156,8 @@ export interface Options {
   readonly onProgress?: ((progress: Progress) => void) | undefined
   /** Called at each durable boundary; the runner process kills itself at the configured one. */
   readonly fault?: ((point: FaultPoint) => void) | undefined
+  /** The hosts' stream readers this runner starts agent steps with; a host without one is refused (ADR 0039). */
+  readonly agentHosts?: AgentHost.Decoders | undefined
 }
 
 /**
@@ -228,7 +233,8 @@ const runScoped = (
     const observedLease = yield* LeaseManager.LeaseManager.pipe(Effect.flatMap((leases) => leases.observe({ projectId, taskId, branch })))
     yield* Runnable.admit(startState, Task.isTerminal(startState), options.takeover, observedLease.status, Task.nextStep(firstTask), observedLease.holder?.host)
     // A step this runner cannot run is refused before the lease is taken, never skipped.
-    const unsupported = Runnable.unsupportedStep(taskId, firstTask.plan?.plan ?? null)
+    const agentHosts = options.agentHosts ?? {}
+    const unsupported = Runnable.unsupportedStep(taskId, firstTask.plan?.plan ?? null, Object.keys(agentHosts) as Array<AgentStep.Host>)
     if (unsupported !== null) return yield* unsupported
 
     // ---- the lease ------------------------------------------------------------------------------
@@ -306,7 +312,7 @@ const runScoped = (
     const startOf = (runId: string, step: Plan.Step, status: PlanProgress.StepStatus, index: number, at: number) => {
       const scheduled = status._tag === "Scheduled"
       const attempt = status._tag === "NotStarted" ? 1 : scheduled ? status.attempt : status.attempt + 1
-      const command = step.run?.command ?? null
+      const command = step.run?.command ?? (step.agent === undefined ? null : RunAgentStep.describe(step.agent))
       const intentId = newId("in")
       const item: Decider.Command = {
         _tag: "StartStep",
@@ -466,7 +472,7 @@ const runScoped = (
           }
           const { index, status, step } = found
           // Refused before the run started; checked again so that no agent step ever opens as manual.
-          if (step.agent !== undefined) return yield* Runnable.agentStepRefused(taskId, step, index)
+          if (step.agent !== undefined && agentHosts[step.agent.host] === undefined) return yield* Runnable.agentStepRefused(taskId, step, index)
           if (status._tag === "Unsettled") {
             return outcome(task, "blocked", `Step ${step.id} awaits a decision: ratchet unblock ${taskId} --resolve ${step.id} succeeded|failed`)
           }
@@ -484,7 +490,7 @@ const runScoped = (
           })
           const chosen = begin as ReturnType<typeof startOf> | null
           if (chosen === null) return yield* Effect.dieMessage("a step start that decided nothing")
-          progress({ type: "step", taskId, stepId: step.id, index, total: plan.steps.length, attempt: chosen.attempt, command: step.run?.command ?? null })
+          progress({ type: "step", taskId, stepId: step.id, index, total: plan.steps.length, attempt: chosen.attempt, command: chosen.started?.command ?? null })
           if (chosen.started === null) {
             yield* project_(opened.task, true)
             return awaitingWorker(opened.task, step, chosen.attempt)
@@ -498,7 +504,7 @@ const runScoped = (
         // ---- one command: run it, then record its end, the boundary and what starts next --------
         const current = next
         next = null
-        const ran = yield* RunStep.execute({
+        const stepContext: RunStep.Context = {
           root,
           taskId,
           home: options.home,
@@ -507,15 +513,13 @@ const runScoped = (
           lost,
           onOutput: (stream, text) => progress({ type: "output", taskId, stepId: current.step.id, stream, text }),
           onTick: (elapsedMs) => progress({ type: "tick", taskId, stepId: current.step.id, attempt: current.attempt, elapsedMs })
-        }, {
-          step: current.step,
-          command: current.command,
-          attempt: current.attempt,
-          intentId: current.intentId,
-          before: tree,
-          started: () => fault("child-started"),
-          exited: () => fault("child-exited")
-        }).pipe(Effect.withSpan("ratchet.attempt", {
+        }
+        const stepInput = { ...current, before: tree, started: () => fault("child-started"), exited: () => fault("child-exited") }
+        // An agent step never runs as a shell command, whatever this runner reads.
+        const agent = current.step.agent
+        const ran = yield* (agent === undefined
+          ? RunStep.execute(stepContext, stepInput)
+          : RunAgentStep.execute(stepContext, { ...stepInput, task: taskNow(), decoder: agentHosts[agent.host] })).pipe(Effect.withSpan("ratchet.attempt", {
           attributes: {
             "ratchet.task": taskId,
             "ratchet.run": runId,
@@ -529,7 +533,7 @@ const runScoped = (
         const finished = yield* writer.write((read, at) => {
           following = null
           const fresh = read.summary?.task ?? task
-          const ended = RunStep.finish(ran, {
+          const ended = RunAgentStep.finish(ran, {
             runId,
             taskId,
             actor,
@@ -567,7 +571,7 @@ const runScoped = (
           taskId,
           stepId: current.step.id,
           attempt: current.attempt,
-          state: RunStep.endOf(ran),
+          state: RunAgentStep.endOf(ran),
           exitCode: ran.ended.exitCode,
           durationMs: ran.ended.durationMs,
           changedPaths: ran.changedPaths

@@ -197,14 +197,21 @@ export const discard = (directory: string, name: string): void => {
 }
 
 /**
- * Starts `command`, its output in files named `name` under `directory`. `onOutput` receives what
- * it writes, as it writes it (polled every 100 ms).
+ * Starts `command` (or `argv`), its output in files named `name` under `directory`. `onOutput`
+ * receives what it writes, as it writes it (polled every 100 ms).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const start = (input: {
   readonly command: string
+  /**
+   * The program and its arguments, started directly (no shell) when given: an agent step's host,
+   * whose prompt must reach it as one argument exactly as approved. `command` then only describes it.
+   */
+  readonly argv?: { readonly file: string; readonly args: ReadonlyArray<string> } | undefined
+  /** The most output kept per stream (default {@link maxCapturedBytes}). */
+  readonly capturedBytes?: number | undefined
   readonly cwd: string
   readonly timeoutMs: number | null
   readonly env: NodeJS.ProcessEnv
@@ -223,7 +230,7 @@ export const start = (input: {
     const out = fs.openSync(files.stdout, "w", 0o600)
     const err = fs.openSync(files.stderr, "w", 0o600)
     try {
-      child = spawn("/bin/sh", ["-c", input.command], {
+      child = spawn(input.argv?.file ?? "/bin/sh", input.argv === undefined ? ["-c", input.command] : [...input.argv.args], {
         cwd: input.cwd,
         env: { ...input.env, [markVariable]: input.name },
         detached: true,
@@ -286,7 +293,7 @@ export const start = (input: {
         cancelled,
         spawnError,
         durationMs: Date.now() - started,
-        stdout: captured(files.stdout, maxCapturedBytes),
+        stdout: captured(files.stdout, input.capturedBytes ?? maxCapturedBytes),
         stderr: captured(files.stderr, maxCapturedBytes)
       }
       discard(input.directory, input.name)

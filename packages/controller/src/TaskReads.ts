@@ -8,6 +8,7 @@
  *
  * @since 0.2.0
  */
+import * as AgentStep from "@ratchet/kernel/AgentStep"
 import * as Plan from "@ratchet/kernel/Plan"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
@@ -42,7 +43,8 @@ export const taskOf = (taskId: string) =>
   })
 
 /**
- * Refuses a task whose plan has a step this runner cannot run (an agent step, ADR 0034), as
+ * Refuses a task whose plan has an agent step of a host the runner it would start cannot read
+ * (`hosts`: by default both, which the bundled `ratchet-runner` reads, ADR 0039), as
  * `Runnable.unsupportedStep` names it; succeeds otherwise, also when the task has no plan yet. A
  * transport that starts a runner in the background checks it first, with `Runnable.check`, so
  * the refusal reaches its caller rather than the detached runner's log.
@@ -50,9 +52,9 @@ export const taskOf = (taskId: string) =>
  * @since 0.4.0
  * @category guards
  */
-export const runnableSteps = (taskId: string) =>
+export const runnableSteps = (taskId: string, hosts: ReadonlyArray<AgentStep.Host> = AgentStep.hosts) =>
   Effect.flatMap(taskOf(taskId), ({ task }) => {
-    const refused = Runnable.unsupportedStep(taskId, task.plan?.plan ?? null)
+    const refused = Runnable.unsupportedStep(taskId, task.plan?.plan ?? null, hosts)
     return refused === null ? Effect.void : Effect.fail(refused)
   })
 

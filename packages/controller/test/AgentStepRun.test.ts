@@ -1,10 +1,11 @@
 /**
- * The runner refuses a plan with an agent step, over a real SQLite store and a real git checkout:
- * this runner cannot start a headless agent yet (ADR 0034), so `Runner.run` fails with an
+ * A runner that has no reader for an agent step's host refuses the plan, over a real SQLite store
+ * and a real git checkout (ADR 0039): `Runner.run` without `agentHosts` fails with an
  * `InvalidRequest` naming the step, before it takes the lease, and writes nothing: no run starts,
- * no step before the agent step runs, and the task stays PLAN_APPROVED for a reopen. The check a
- * transport makes before starting a runner in the background (`TaskReads.runnableSteps`) refuses
- * the same, and lets a plan without agent steps through.
+ * no step before the agent step runs, and the task stays PLAN_APPROVED. The check a transport makes
+ * before starting the bundled runner in the background (`TaskReads.runnableSteps`) lets the plan
+ * through, as that runner reads both hosts, and refuses it for a runner that reads only the other.
+ * (The bundled runner starting the hosts is tested in `apps/runner/test/AgentStep.test.ts`.)
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -90,7 +91,7 @@ const plan = [
   ""
 ].join("\n")
 
-describe("Runner.run with an agent step", () => {
+describe("Runner.run with an agent step of a host it cannot read", () => {
   it.effect("refuses the plan by step before the run starts, and writes nothing", () => {
     const root = checkout()
     const home = temp()
@@ -114,8 +115,10 @@ describe("Runner.run with an agent step", () => {
       yield* c.proposePlan(taskId, path.join(files, "plan.yaml"), asPerson)
       yield* approve("plan")
 
-      // The check a transport makes before it starts a runner in the background says the same.
-      const early = yield* Effect.flip(TaskReads.runnableSteps(taskId))
+      // The check a transport makes before it starts the bundled runner (which reads both hosts)
+      // lets it through, and refuses it for a runner that reads only Claude Code's stream.
+      yield* TaskReads.runnableSteps(taskId)
+      const early = yield* Effect.flip(TaskReads.runnableSteps(taskId, ["claude-code"]))
       expect(early._tag).toBe("@ratchet/controller/InvalidRequest")
       expect(early.message).toContain(`plan.steps[1].agent (step "impl")`)
 
@@ -126,7 +129,7 @@ describe("Runner.run with an agent step", () => {
       const refused = yield* Effect.flip(Runner.run({ taskId, takeover: false, actor: runner, home }))
       expect(refused._tag).toBe("@ratchet/controller/InvalidRequest")
       expect(refused.message).toContain(`plan.steps[1].agent (step "impl")`)
-      expect(refused.message).toContain("this runner cannot start a headless agent yet; nothing was run")
+      expect(refused.message).toContain("this runner has no reader for that host's stream, so it cannot start it; nothing was run")
       expect(refused.message).toContain(`ratchet reopen ${taskId}`)
 
       expect((yield* events()).length).toBe(before)

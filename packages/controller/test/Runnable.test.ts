@@ -68,19 +68,36 @@ describe("Runnable.unsupportedStep", () => {
   const manual = { id: "review", title: "Review", acRefs: [], manual: { instructions: "read it" } }
   const agentStep = { id: "impl", title: "Implement", acRefs: [], agent: { host: "claude-code", prompt: "do it" } }
 
-  it("lets a plan of commands and manual steps run, and a task without a plan", () => {
-    expect(Runnable.unsupportedStep("t-1", planOf(command, manual))).toBeNull()
-    expect(Runnable.unsupportedStep("t-1", null)).toBeNull()
+  const codexStep = { id: "review-code", title: "Review", acRefs: [], agent: { host: "codex", prompt: "review it" } }
+
+  it("lets a plan of commands and manual steps run, and a task without a plan, whatever hosts the runner reads", () => {
+    expect(Runnable.unsupportedStep("t-1", planOf(command, manual), [])).toBeNull()
+    expect(Runnable.unsupportedStep("t-1", null, [])).toBeNull()
   })
 
-  it("refuses the first agent step by field, reason and fix, wherever it stands", () => {
-    const refused = Runnable.unsupportedStep("t-1", planOf(command, manual, agentStep, { ...agentStep, id: "impl-2" }))
+  it("lets agent steps run on a runner that reads their hosts' streams", () => {
+    expect(Runnable.unsupportedStep("t-1", planOf(command, agentStep, codexStep), ["claude-code", "codex"])).toBeNull()
+    expect(Runnable.unsupportedStep("t-1", planOf(command, agentStep), ["claude-code"])).toBeNull()
+  })
+
+  // hosts the runner reads → the step refused (null: none)
+  it.each([
+    [[], "impl"],
+    [["codex"], "impl"],
+    [["claude-code"], "review-code"]
+  ] as const)("a runner reading %j refuses %s, the first step of a host it cannot read", (hosts, refusedStep) => {
+    const refused = Runnable.unsupportedStep("t-1", planOf(command, manual, agentStep, codexStep), hosts)
+    expect(refused?.field).toContain(`(step "${refusedStep}")`)
+  })
+
+  it("refuses by field, reason and fix", () => {
+    const refused = Runnable.unsupportedStep("t-1", planOf(command, manual, agentStep, { ...agentStep, id: "impl-2" }), [])
     expect(refused?._tag).toBe("@ratchet/controller/InvalidRequest")
     expect(refused?.field).toBe(`plan.steps[2].agent (step "impl")`)
     expect(refused?.reason).toBe(
-      `step "impl" of task t-1 is an agent step (host claude-code), and this runner cannot start a headless agent yet; nothing was run.`
+      `step "impl" of task t-1 is an agent step (host claude-code), and this runner has no reader for that host's stream, so it cannot start it; nothing was run.`
     )
     expect(refused?.fix).toContain(`ratchet reopen t-1`)
-    expect(refused?.fix).toContain(`ratchet step done t-1 impl`)
+    expect(refused?.fix).toContain("ratchet-runner")
   })
 })

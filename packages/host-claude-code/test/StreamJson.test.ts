@@ -5,6 +5,7 @@
  * cut short (no result), malformed and wrongly-shaped lines, unknown types, an oversized line,
  * hostile text — and the turn events each signal maps to, folded by the kernel's turn machine.
  */
+import * as fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import * as AgentStream from "@ratchet/host/AgentStream"
 import * as StreamJson from "../src/StreamJson.js"
@@ -294,5 +295,36 @@ describe("StreamJson signals as turn events", () => {
   it("a stream cut short while waiting ends with the wait started and no end of stream", () => {
     const { signals } = decode(init, streamEvent({ type: "message_start", message: {} }))
     expect(eventsOf(signals)).toStrictEqual(["turnStarted", "firstChunkAwaitStarted"])
+  })
+})
+
+describe("StreamJson.decode: the recorded streams the runner's stand-in host prints", () => {
+  const fixture = (name: string) => fs.readFileSync(new URL(`fixtures/stream-json/${name}`, import.meta.url), "utf8")
+
+  it("edit-and-test.jsonl: three requests with partial messages, a write and a test run, a successful result", () => {
+    const { signals, summary } = StreamJson.decode(fixture("edit-and-test.jsonl"))
+    expect(tags(signals)).toStrictEqual([
+      "RequestStarted", "FirstChunk", "ToolRequested", "ToolCompleted",
+      "RequestStarted", "FirstChunk", "ToolRequested", "ToolCompleted",
+      "RequestStarted", "FirstChunk",
+      "StreamCompleted"
+    ])
+    expect(summary).toMatchObject({
+      sessionId: sid,
+      model: "claude-sonnet-4-5-20250929",
+      usage: { inputTokens: 1200, outputTokens: 340, cachedInputTokens: 9000, cacheCreationInputTokens: 5000 },
+      costUsd: 0.0421,
+      result: { ok: true, subtype: "success", text: "Added the --json flag in src/flag.txt; the tests pass.", turns: 3 },
+      unknownTypes: {},
+      malformed: []
+    })
+    expect(summary.counts).toMatchObject({ lines: 23, decoded: 23, requests: 3, toolRequests: 2, toolCompleted: 2 })
+  })
+
+  it("truncated.jsonl: the same run cut off mid-stream has no result", () => {
+    const { signals, summary } = StreamJson.decode(fixture("truncated.jsonl"))
+    expect(summary.result).toBeNull()
+    expect(tags(signals)).not.toContain("StreamCompleted")
+    expect(summary.counts).toMatchObject({ lines: 14, malformed: 0 })
   })
 })

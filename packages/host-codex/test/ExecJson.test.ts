@@ -5,6 +5,7 @@
  * short, malformed and wrongly-shaped lines, unknown event and item types, an oversized line,
  * hostile text, many calls — and the turn events the signals map to.
  */
+import * as fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import * as AgentStream from "@ratchet/host/AgentStream"
 import * as ExecJson from "../src/ExecJson.js"
@@ -214,5 +215,27 @@ describe("ExecJson signals as turn events", () => {
 
   it("a stream cut short after the turn started ends with the wait set and no end", () => {
     expect(eventsOf(decode(started, turnStarted).signals)).toStrictEqual(["turnStarted", "firstChunkAwaitStarted"])
+  })
+})
+
+describe("ExecJson.decode: the recorded stream the runner's stand-in host prints", () => {
+  it("exec-json/edit-and-test.jsonl: one turn that reads, adds a file, tests, and answers", () => {
+    const { signals, summary } = ExecJson.decode(fs.readFileSync(new URL("fixtures/exec-json/edit-and-test.jsonl", import.meta.url), "utf8"))
+    expect(tags(signals)).toStrictEqual([
+      "RequestStarted", "FirstChunk",
+      "ToolRequested", "ToolCompleted",
+      "ToolRequested", "ToolCompleted",
+      "ToolRequested", "ToolCompleted",
+      "StreamCompleted"
+    ])
+    expect(summary).toMatchObject({
+      sessionId: thread,
+      model: null,
+      costUsd: null,
+      usage: { inputTokens: 2946, outputTokens: 70, cachedInputTokens: 1024, cacheCreationInputTokens: null },
+      result: { ok: true, subtype: "turn.completed", text: "Added the --json flag in src/flag.txt; the tests pass.", turns: 1 },
+      malformed: []
+    })
+    expect(summary.counts).toMatchObject({ lines: 10, decoded: 10, unknown: 0 })
   })
 })

@@ -33,6 +33,7 @@
  *
  * @since 0.4.0
  */
+import type * as AgentHost from "@ratchet/controller/AgentHost"
 import type * as Turn from "@ratchet/kernel/Turn"
 
 /**
@@ -363,6 +364,34 @@ export const decodeWith = <S>(
   }
   return { signals, summary: decoder.summarise(state) }
 }
+
+/**
+ * What the runner records of a whole stream read with `decode` (a host package's): the turn events
+ * of its signals in order, and its summary in the attempt's words (ADR 0039). Hand it to the runner
+ * as that host's stream reader (`Runner.Options.agentHosts`).
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const decoder = (
+  decode: (text: string) => { readonly signals: ReadonlyArray<Signal>; readonly summary: Summary }
+): AgentHost.Decoder => ({
+  decode: (text) => {
+    const { signals, summary } = decode(text)
+    return {
+      turns: signals.flatMap(turnEventsOf),
+      sessionId: summary.sessionId,
+      model: summary.model,
+      usage: summary.usage,
+      costUsd: summary.costUsd,
+      result: summary.result,
+      errors: summary.errors,
+      lines: summary.counts.lines,
+      malformedLines: summary.counts.malformed + summary.counts.oversized,
+      unknownEvents: summary.counts.unknown
+    }
+  }
+})
 
 /**
  * A running record of what the stream said, shared by the host decoders: counts, errors,

@@ -94,3 +94,54 @@ describe("AgentStream helpers", () => {
     expect(tally.unknownTypes["type_24"]).toBeUndefined()
   })
 })
+
+describe("AgentStream.decoder", () => {
+  it("gives the runner the stream's turn events in order and its summary in the attempt's words", () => {
+    const summary: AgentStream.Summary = {
+      host: "codex",
+      sessionId: "thread-1",
+      model: null,
+      usage: { inputTokens: 10, outputTokens: 2, cachedInputTokens: 4, cacheCreationInputTokens: null },
+      costUsd: null,
+      result: { ok: false, subtype: "turn.failed", text: "boom", turns: 1 },
+      errors: ["boom"],
+      counts: { ...AgentStream.noCounts, lines: 9, malformed: 2, oversized: 1, unknown: 3 },
+      unknownTypes: { "x.y": 3 },
+      malformed: [{ line: 4, reason: "not JSON" }]
+    }
+    const signals: ReadonlyArray<AgentStream.Signal> = [
+      { _tag: "RequestStarted" },
+      { _tag: "FirstChunk" },
+      { _tag: "ToolRequested", tool: "command_execution", callId: "c" },
+      { _tag: "ToolFailed", callId: "c" },
+      { _tag: "HostError", message: "boom" },
+      { _tag: "StreamCompleted" }
+    ]
+    const seen: Array<string> = []
+    const decoder = AgentStream.decoder((text) => {
+      seen.push(text)
+      return { signals, summary }
+    })
+    expect(decoder.decode("the stream")).toStrictEqual({
+      turns: [
+        { _tag: "turnStarted" },
+        { _tag: "firstChunkAwaitStarted" },
+        { _tag: "firstChunkAwaitEnded" },
+        { _tag: "toolUsed" },
+        { _tag: "toolFailed" },
+        { _tag: "streamReadCompleted" }
+      ],
+      sessionId: "thread-1",
+      model: null,
+      usage: summary.usage,
+      costUsd: null,
+      result: summary.result,
+      errors: ["boom"],
+      lines: 9,
+      // An oversized line is a malformed one to the attempt: it was not read.
+      malformedLines: 3,
+      unknownEvents: 3
+    })
+    expect(seen).toStrictEqual(["the stream"])
+  })
+})

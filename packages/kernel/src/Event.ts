@@ -14,6 +14,7 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as AgentStep from "./AgentStep.js"
 import * as Approvers from "./Approvers.js"
 import * as Digest from "./Digest.js"
 import * as Plan from "./Plan.js"
@@ -489,6 +490,48 @@ export const CommandExited = event("CommandExited", {
   changedPaths: Schema.Array(NonEmpty)
 })
 
+/** A count a host reports (tokens): finite and not negative. */
+const Count = Schema.Number.pipe(Schema.finite(), Schema.nonNegative())
+
+/**
+ * What an agent step's host said about its attempt, recorded in the same append as the process's
+ * `CommandExited` (ADR 0039): the host's session id and model when it names them, the token usage
+ * and the cost when it reports them, its own end of the answer (`result`, null when the stream
+ * ended without one), how many lines were read, malformed or of a type the decoder does not know,
+ * the transcript (the host's whole stdout) as a blob reference, and why the attempt did not
+ * succeed according to the stream (null when it did).
+ *
+ * @since 0.4.0
+ * @category schemas
+ */
+export const AgentReported = event("AgentReported", {
+  intentId: NonEmpty,
+  runId: NonEmpty,
+  stepId: NonEmpty,
+  attempt: Schema.Int,
+  host: Schema.Literal(...AgentStep.hosts),
+  sessionId: Schema.NullOr(NonEmpty),
+  model: Schema.NullOr(NonEmpty),
+  usage: Schema.NullOr(Schema.Struct({
+    inputTokens: Count,
+    outputTokens: Count,
+    cachedInputTokens: Schema.NullOr(Count),
+    cacheCreationInputTokens: Schema.NullOr(Count)
+  })),
+  costUsd: Schema.NullOr(Count),
+  result: Schema.NullOr(Schema.Struct({
+    ok: Schema.Boolean,
+    subtype: NonEmpty,
+    text: Schema.NullOr(Text),
+    turns: Schema.NullOr(Schema.Int.pipe(Schema.nonNegative()))
+  })),
+  lines: Schema.Int.pipe(Schema.nonNegative()),
+  malformedLines: Schema.Int.pipe(Schema.nonNegative()),
+  unknownEvents: Schema.Int.pipe(Schema.nonNegative()),
+  transcriptRef: Schema.NullOr(NonEmpty),
+  reason: Schema.NullOr(Text)
+})
+
 /**
  * The workspace and the contract as a run saw them at a step boundary, beside the `step`
  * checkpoint it belongs to: resume compares them with what is there now.
@@ -654,7 +697,8 @@ export const Event = Schema.Union(
   TurnRecorded,
   TaskRewound,
   ApproversEntryRecorded,
-  TraceRecorded
+  TraceRecorded,
+  AgentReported
 )
 
 /**
@@ -714,7 +758,8 @@ export const catalogue: Readonly<Record<Event["_tag"], number>> = {
   TurnRecorded: 1,
   TaskRewound: 1,
   ApproversEntryRecorded: 1,
-  TraceRecorded: 1
+  TraceRecorded: 1,
+  AgentReported: 1
 }
 
 /**
@@ -814,7 +859,8 @@ const members: { readonly [K in Event["_tag"]]: Schema.Schema.AnyNoContext } = {
   TurnRecorded,
   TaskRewound,
   ApproversEntryRecorded,
-  TraceRecorded
+  TraceRecorded,
+  AgentReported
 }
 
 /** How one older version of an event type is read: its own schema, then an upcast to the current. */

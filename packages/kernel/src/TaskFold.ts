@@ -179,6 +179,7 @@ export const evolve = (aggregate: Aggregate, event: Event.Event): Aggregate => {
     case "TaskRewound":
     case "ApproversEntryRecorded":
     case "TraceRecorded":
+    case "AgentReported":
       // Run-level facts share the stream but not the lifecycle state.
       return task
   }
@@ -210,7 +211,8 @@ const versionOnly: ReadonlySet<Event.Event["_tag"]> = new Set<Event.Event["_tag"
   "TurnRecorded",
   "TaskRewound",
   "ApproversEntryRecorded",
-  "TraceRecorded"
+  "TraceRecorded",
+  "AgentReported"
 ])
 
 /** The task `skipped` run-level facts later: the same task, with the version they add. */

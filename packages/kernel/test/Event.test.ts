@@ -59,7 +59,8 @@ const TYPES = [
   "TurnRecorded",
   "TaskRewound",
   "ApproversEntryRecorded",
-  "TraceRecorded"
+  "TraceRecorded",
+  "AgentReported"
 ] as const
 
 /** The types at version 2: those carrying a signed receipt or signed verdicts (written out). */
@@ -109,7 +110,7 @@ const roundTrips = (event: AnyEvent): void => {
 }
 
 describe("the catalogue", () => {
-  it("lists the 45 event types, those carrying signatures at version 2 and the rest at version 1", () => {
+  it("lists the 46 event types, those carrying signatures at version 2 and the rest at version 1", () => {
     expect(Object.keys(Event.catalogue)).toEqual(TYPES)
     for (const type of TYPES) expect(Event.catalogue[type], type).toBe(versionOf(type))
   })
@@ -421,7 +422,7 @@ describe("malformed bodies are typed errors naming the type and the field", () =
     ["spanId", "00f067aa0ba902b", "15 digits"],
     ["spanId", "0000000000000000", "all zeros"],
     ["spanId", 42, "a number"]
-  ])("a TraceRecorded whose %s is %j (%s)", (field, value) => {
+  ])("a TraceRecorded whose %s is %j (%s)", (field, value, _why) => {
     const trace = stored(SAMPLE_EVENTS.TraceRecorded)
     expect(malformed({ ...trace, [field]: value }).detail).toMatch(new RegExp(`^${field}: `))
   })
@@ -429,6 +430,25 @@ describe("malformed bodies are typed errors naming the type and the field", () =
   it("a TraceRecorded with W3C ids decodes as written", () => {
     const trace = stored(SAMPLE_EVENTS.TraceRecorded)
     expect(Either.getOrThrow(Event.decode(trace))).toMatchObject({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7" })
+  })
+
+  it.each([
+    // field, value, why it is refused
+    ["host", "aider", "a host no agent step names"],
+    ["costUsd", -0.01, "a negative cost"],
+    ["lines", 1.5, "a fractional line count"],
+    ["malformedLines", -1, "a negative count"],
+    ["usage", { inputTokens: Number.POSITIVE_INFINITY, outputTokens: 1, cachedInputTokens: null, cacheCreationInputTokens: null }, "an infinite count"],
+    ["result", { ok: true, subtype: "", text: null, turns: null }, "an empty subtype"],
+    ["sessionId", "", "an empty session id"]
+  ])("an AgentReported whose %s is %j (%s)", (field, value, _why) => {
+    const reported = stored(SAMPLE_EVENTS.AgentReported)
+    expect(malformed({ ...reported, [field]: value }).detail).toMatch(new RegExp(`^${field}(\\.|: |\\b)`))
+  })
+
+  it("an AgentReported of a truncated stream (no result, nothing reported) decodes as written", () => {
+    const reported = { ...stored(SAMPLE_EVENTS.AgentReported), sessionId: null, model: null, usage: null, costUsd: null, result: null, reason: "the stream ended without the host's result" }
+    expect(Either.getOrThrow(Event.decode(reported))).toMatchObject({ result: null, usage: null, reason: "the stream ended without the host's result" })
   })
 
   it("every issue at once, separated by semicolons", () => {

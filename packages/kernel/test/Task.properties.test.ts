@@ -692,6 +692,7 @@ const target = (event: AnyEvent): State | null => {
     case "TaskRewound":
     case "ApproversEntryRecorded":
     case "TraceRecorded":
+    case "AgentReported":
       return null
   }
 }

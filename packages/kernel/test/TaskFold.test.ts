@@ -89,7 +89,8 @@ const VERSION_ONLY: { readonly [T in Tag]: boolean } = {
   TurnRecorded: true,
   TaskRewound: true,
   ApproversEntryRecorded: true,
-  TraceRecorded: true
+  TraceRecorded: true,
+  AgentReported: true
 }
 
 const TAGS = Object.keys(VERSION_ONLY) as ReadonlyArray<Tag>

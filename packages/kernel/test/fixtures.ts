@@ -690,6 +690,26 @@ export const SAMPLE_EVENTS: { readonly [Tag in Event.Event["_tag"]]: Extract<Eve
     epoch: 1,
     traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
     spanId: "00f067aa0ba902b7"
+  }),
+  AgentReported: made({
+    _tag: "AgentReported",
+    actor: runner,
+    at: 46,
+    intentId: "in-1",
+    runId: "run-1",
+    stepId: "impl",
+    attempt: 1,
+    host: "claude-code",
+    sessionId: "0f6c1d9e-7a51-4f0a-9d3b-2b8e4c1a7f10",
+    model: "claude-sonnet-4-5-20250929",
+    usage: { inputTokens: 1200, outputTokens: 340, cachedInputTokens: 9000, cacheCreationInputTokens: 5000 },
+    costUsd: 0.0421,
+    result: { ok: true, subtype: "success", text: "Added the flag.", turns: 3 },
+    lines: 9,
+    malformedLines: 0,
+    unknownEvents: 0,
+    transcriptRef: "sha256:0000000000000000000000000000000000000000000000000000000000000001",
+    reason: null
   })
 }
 

@@ -320,6 +320,40 @@ export const commandExited = (
   })
 
 /**
+ * What an agent step's host reported (ADR 0039), beside its process's `CommandExited`: a finished
+ * Claude Code stream by default, or, with `result: null`, a stream that ended without the host's
+ * result (then nothing else is reported and `reason` says why the attempt failed).
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const agentReported = (
+  intentId: string,
+  target: { readonly runId: string; readonly stepId: string; readonly attempt: number },
+  report: { readonly host?: "claude-code" | "codex"; readonly result?: null; readonly transcriptRef?: string | null } = {},
+  meta: Meta = {}
+): Of<"AgentReported"> => {
+  const finished = report.result !== null
+  return build("AgentReported", actors.runner, meta, {
+    intentId,
+    runId: target.runId,
+    stepId: target.stepId,
+    attempt: target.attempt,
+    host: report.host ?? "claude-code",
+    sessionId: finished ? "0f6c1d9e-7a51-4f0a-9d3b-2b8e4c1a7f10" : null,
+    model: finished && report.host !== "codex" ? "claude-sonnet-4-5-20250929" : null,
+    usage: finished ? { inputTokens: 1200, outputTokens: 340, cachedInputTokens: 9000, cacheCreationInputTokens: null } : null,
+    costUsd: finished && report.host !== "codex" ? 0.0421 : null,
+    result: finished ? { ok: true, subtype: "success", text: "Done.", turns: 3 } : null,
+    lines: finished ? 9 : 4,
+    malformedLines: 0,
+    unknownEvents: 0,
+    transcriptRef: report.transcriptRef === undefined ? null : report.transcriptRef,
+    reason: finished ? null : "the agent exited 0 but its stream ended without the host's result (truncated)"
+  })
+}
+
+/**
  * The work tree and the digests at a step boundary.
  *
  * @since 0.1.0

@@ -415,6 +415,8 @@ const factsFor = (aggregate: Task.Aggregate, context: Context): ReadonlyArray<Re
   }
   facts.push([
     Events.commandExited(`i-${n}`, target, { exitCode: n % 3 === 0 ? null : n % 2, changedPaths: n % 2 === 0 ? ["src/a.ts"] : [] }, at),
+    // Every other exit is an agent's, whose host reported a finished stream or a truncated one.
+    ...(n % 2 === 0 ? [Events.agentReported(`i-${n}`, target, n % 4 === 0 ? { host: "codex" } : { result: null }, at)] : []),
     Events.attemptNoted(target, `note ${n}`, at)
   ])
   if (aggregate._tag === "Task" && aggregate.spec !== null && aggregate.plan !== null) {

@@ -66,6 +66,30 @@ export const CommandView = Schema.Struct({
 })
 
 /**
+ * What an agent step's host reported of an attempt (`AgentReported`, ADR 0039): the session, the
+ * model, the usage and cost where the host reports them, its own end, and the transcript by blob
+ * reference (the prompt is the step's instruction; the envelope is built from the contract).
+ *
+ * @since 0.4.0
+ * @category schemas
+ */
+export const AgentView = Schema.Struct({
+  host: Text,
+  sessionId: Schema.NullOr(Text),
+  model: Schema.NullOr(Text),
+  usage: Schema.NullOr(Schema.Struct({
+    inputTokens: Schema.Number,
+    outputTokens: Schema.Number,
+    cachedInputTokens: Schema.NullOr(Schema.Number),
+    cacheCreationInputTokens: Schema.NullOr(Schema.Number)
+  })),
+  costUsd: Schema.NullOr(Schema.Number),
+  result: Schema.NullOr(Schema.Struct({ ok: Schema.Boolean, subtype: Text, text: Schema.NullOr(Text), turns: Schema.NullOr(Int) })),
+  transcriptRef: Schema.NullOr(Text),
+  reason: Schema.NullOr(Text)
+})
+
+/**
  * One attempt at a step, whatever its end.
  *
  * @since 0.1.0
@@ -85,7 +109,9 @@ export const AttemptView = Schema.Struct({
   fingerprint: Schema.NullOr(Text),
   notes: Schema.Array(Text),
   /** The turn region its worker's host reported (`TurnRecorded`): every flag false when none did. */
-  turn: Turn.State
+  turn: Turn.State,
+  /** An agent step's: what its host reported. Absent for a command or a person's step. */
+  agent: Schema.optionalWith(AgentView, { exact: true })
 })
 
 /**
@@ -246,6 +272,7 @@ interface MutableAttempt {
   fingerprint: string | null
   notes: Array<string>
   turn: Turn.State
+  agent?: typeof AgentView.Type
 }
 
 const terminal = new Set(["Succeeded", "Failed", "Indeterminate", "Cancelled", "TimedOut"])
@@ -384,6 +411,22 @@ export const build = (input: {
           stderrRef: event.stderrRef,
           outputTail: event.outputTail,
           changedPaths: [...event.changedPaths]
+        }
+        return
+      }
+      case "AgentReported": {
+        if (event.runId !== runId) return
+        const attempt = attempts.get(keyOf(event.stepId, event.attempt))
+        if (attempt === undefined) return
+        attempt.agent = {
+          host: event.host,
+          sessionId: event.sessionId,
+          model: event.model,
+          usage: event.usage === null ? null : { ...event.usage },
+          costUsd: event.costUsd,
+          result: event.result === null ? null : { ...event.result },
+          transcriptRef: event.transcriptRef,
+          reason: event.reason
         }
         return
       }

@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type * as EventStore from "@ratchet/storage/EventStore"
 import type * as Event from "@ratchet/kernel/Event"
 import * as Turn from "@ratchet/kernel/Turn"
+import * as Events from "@ratchet/testkit/Events"
 import * as Either from "effect/Either"
 import * as EpisodeView from "../src/EpisodeView.js"
 import {
@@ -563,5 +564,37 @@ describe("EpisodeView.attemptsOf", () => {
     const view = episode(reordered, 100)
     expect(view.attempts.map((attempt) => attempt.attempt)).toEqual([2, 1])
     expect(EpisodeView.attemptsOf(view, "test").map((attempt) => attempt.attempt)).toEqual([1, 2])
+  })
+})
+
+describe("EpisodeView.build with an agent's report", () => {
+  it("carries what the host reported on its attempt, and nothing on the others", () => {
+    const events = history()
+    const at = events.findIndex((entry) => entry.event._tag === "CommandExited" && entry.event.intentId === "i-1")
+    const report = Events.agentReported("i-1", { runId: "run-1", stepId: "build", attempt: 1 }, { transcriptRef: REF1 }, { actor: runner1, at: 2041 })
+    events.splice(at + 1, 0, { ...events[at]!, event: report })
+    const view = episode(events)
+    expect(view.attempts[0]!.agent).toStrictEqual({
+      host: "claude-code",
+      sessionId: report.sessionId,
+      model: report.model,
+      usage: report.usage,
+      costUsd: report.costUsd,
+      result: report.result,
+      transcriptRef: REF1,
+      reason: null
+    })
+    expect(view.attempts.slice(1).every((attempt) => attempt.agent === undefined)).toBe(true)
+    // The rest of the view is the same as without it.
+    const { agent: _agent, ...rest } = view.attempts[0]!
+    expect({ ...view, attempts: [rest, ...view.attempts.slice(1)] }).toStrictEqual(expected)
+    expect(Object.isFrozen(view.attempts[0]!.agent)).toBe(true)
+  })
+
+  it("leaves out a report of another run", () => {
+    const events = history()
+    const at = events.findIndex((entry) => entry.event._tag === "CommandExited" && entry.event.intentId === "i-1")
+    events.splice(at + 1, 0, { ...events[at]!, event: Events.agentReported("i-1", { runId: "run-0", stepId: "build", attempt: 1 }) })
+    expect(episode(events)).toStrictEqual(expected)
   })
 })

@@ -1,0 +1,93 @@
+/**
+ * Agent steps end to end (ADR 0039): `ratchet run` on a plan whose step is done by Claude Code,
+ * through the bundled CLI and runner, with a stand-in `claude` (`apps/runner/test/stand-in/`) that
+ * checks the command line and prints a recorded stream of Claude Code's documented format. The
+ * run reaches VERIFYING with the intent dispatched before the agent started, the stream's turn
+ * events, the exit and what the host reported (session, model, usage, cost, the transcript blob)
+ * in the log, which folds cleanly. And the runner killed with SIGKILL while its agent runs: the
+ * agent runs on, and `ratchet run --takeover` after the lease's grace waits for it, never starts it
+ * again, and leaves the attempt Indeterminate with the task BLOCKED for a person.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, describe, expect, it } from "vitest"
+import { checkLog, type Engine, events, makeWorld, removeWorlds, specText, status, toPlanApproved } from "../harness.js"
+import { planOf, transitionsOf, typesOf } from "./run.js"
+
+const standIn = fileURLToPath(new URL("../../../../runner/test/stand-in/claude.mjs", import.meta.url))
+const stream = fileURLToPath(new URL("../../../../../packages/host-claude-code/test/fixtures/stream-json/edit-and-test.jsonl", import.meta.url))
+
+/** One agent step on Claude Code (indented for `planOf`). */
+const agentStep = [
+  "  - id: impl",
+  "    title: Add the flag",
+  "    acRefs: [AC-001]",
+  "    agent:",
+  "      host: claude-code",
+  "      prompt: Add the --json flag in test/flag.txt.",
+  "      timeoutSeconds: 60"
+].join("\n")
+
+/** Short leases, so a takeover is allowed a moment after the runner died. */
+const leaseEnv = { RATCHET_LEASE_HEARTBEAT_MS: "100", RATCHET_LEASE_GRACE_MS: "300" }
+
+export const agentScenarios = (engine: Engine): void => {
+  afterAll(removeWorlds)
+
+  describe("ratchet run with an agent step", { concurrent: true, timeout: 240_000 }, () => {
+    it("starts the host, records its stream, and reaches VERIFYING", async () => {
+      const world = await makeWorld(engine)
+      const taskId = await toPlanApproved(world, "An agent adds a flag", specText(), planOf([agentStep]))
+      const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_WRITE: "test/flag.txt" }
+      const ran = await world.run(["run", taskId, "--json"], { env })
+      expect(ran.code, ran.stderr).toBe(0)
+      const lines = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
+      expect(lines.at(-1).outcomes[0]).toMatchObject({ taskId, state: "VERIFYING", stop: "verifying" })
+      expect(lines.find((line) => line.type === "step")).toMatchObject({ stepId: "impl", command: "agent claude-code: Add the --json flag in test/flag.txt." })
+
+      const log = await events(world, taskId)
+      const own = typesOf(log.filter((record) => record.event.stepId === "impl" || record.type === "IntentDispatched"))
+      expect(own.slice(0, 4)).toEqual(["AttemptScheduled", "AttemptTransitioned", "IntentRecorded", "IntentDispatched"])
+      expect(own.filter((type) => type === "TurnRecorded")).toHaveLength(11)
+      expect(own.slice(-3)).toEqual(["CommandExited", "AttemptTransitioned", "AgentReported"])
+      expect(transitionsOf(log)).toEqual(["impl#1:Pending→Running", "impl#1:Running→Succeeded"])
+      const reported = log.find((record) => record.type === "AgentReported")!.event
+      expect(reported).toMatchObject({ host: "claude-code", model: "claude-sonnet-4-5-20250929", costUsd: 0.0421, reason: null })
+      expect(reported.transcriptRef).toMatch(/^sha256:/)
+      expect(log.find((record) => record.type === "CommandExited")!.event).toMatchObject({ exitCode: 0, changedPaths: ["test/flag.txt"] })
+      expect(fs.readFileSync(path.join(world.repo, "test", "flag.txt"), "utf8")).toBe("--json\n")
+      expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "VERIFYING" })
+    })
+
+    it("a runner killed with SIGKILL while its agent runs: --takeover waits for the agent, never re-runs it, and BLOCKS on the Indeterminate attempt", async () => {
+      const world = await makeWorld(engine)
+      const taskId = await toPlanApproved(world, "An agent outlives its runner", specText(), planOf([agentStep]))
+      const starts = path.join(world.root, "starts")
+      const env = {
+        ...leaseEnv,
+        RATCHET_CLAUDE_BIN: standIn,
+        STAND_IN_FIXTURE: stream,
+        STAND_IN_WRITE: "test/flag.txt",
+        STAND_IN_HANG_SECONDS: "2",
+        STAND_IN_STARTS: starts
+      }
+      const crashed = await world.run(["run", taskId], { env: { ...env, RATCHET_FAULT: "child-started" } })
+      expect(crashed.code, crashed.stderr).toBe(1)
+      expect((await status(world, taskId)).lease.status).not.toBe("free")
+      await new Promise((resolve) => setTimeout(resolve, 400))
+      const recovered = await world.run(["run", taskId, "--takeover", "--json"], { env })
+      expect(recovered.code, recovered.stderr).toBe(3)
+      const result = JSON.parse(recovered.stdout.trim().split("\n").at(-1)!)
+      expect(result.outcomes[0]).toMatchObject({ state: "BLOCKED", blocker: { category: "decision_needed" } })
+      expect(result.outcomes[0].blocker.requiredAction).toContain(`ratchet unblock ${taskId} --resolve impl succeeded|failed`)
+      // The agent ran once, to its end (its edit is there), and was not started again.
+      expect(fs.readFileSync(starts, "utf8").trim().split("\n")).toHaveLength(1)
+      expect(fs.existsSync(path.join(world.repo, "test", "flag.txt"))).toBe(true)
+      const log = await events(world, taskId)
+      expect(transitionsOf(log)).toEqual(["impl#1:Pending→Running", "impl#1:Running→Indeterminate"])
+      expect(typesOf(log)).not.toContain("AgentReported")
+      expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "BLOCKED" })
+    })
+  })
+}

@@ -1,0 +1,257 @@
+/**
+ * The envelope of an agent step's attempt, and the command line that starts its host headless
+ * (ADR 0039). The envelope is what the worker must know about the contract it works under: the task
+ * and run, the approved spec and plan digests, the allowed and forbidden scope, the step with the
+ * acceptance criteria it serves and the evidence each expects, the attempt number and the successor
+ * attempts left, and the protocol version. It reaches the host twice: as text ahead of the step's
+ * prompt (what the model reads) and as `RATCHET_*` variables (what a hook or a tool the agent runs
+ * reads, without parsing prose).
+ *
+ * Everything here is a pure function of the task and the step, so the same attempt always gets
+ * the same envelope; the program's lookup takes the environment and a file test as arguments.
+ *
+ * The host's flags are the ones its documentation names:
+ * - Claude Code: `claude -p --output-format stream-json --verbose --include-partial-messages
+ *   --permission-mode acceptEdits [--model M] [--max-turns N] <prompt>` (print mode; the stream
+ *   with partial messages, so the first chunk of each request is seen; edits in the workspace
+ *   accepted without a person, other tools held by the host's own permission rules);
+ * - Codex: `codex exec --json --sandbox workspace-write [--model M] <prompt>` (never
+ *   `danger-full-access`; `codex exec` has no turn limit, so `maxTurns` is not passed to it).
+ *
+ * The program is `RATCHET_CLAUDE_BIN` / `RATCHET_CODEX_BIN` when set, else `claude` / `codex` on
+ * `PATH`; a missing or non-executable one is a reason naming the variable.
+ *
+ * @since 0.4.0
+ */
+import * as path from "node:path"
+import type * as AgentStep from "@ratchet/kernel/AgentStep"
+import type * as Plan from "@ratchet/kernel/Plan"
+import * as Task from "@ratchet/kernel/Task"
+
+/**
+ * The version of what the envelope says and how (its text and its variables); a host hook or tool
+ * checks it before it trusts the variables.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export const protocolVersion = 1
+
+/**
+ * The most acceptance criteria the envelope lists, and the longest text it keeps of each: the
+ * prompt is one argument of a process, which the operating system bounds (128 KiB on Linux), and
+ * the step's own prompt may already use 64 KiB of it.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export const limits = { criteria: 40, criterionText: 400, scopeEntries: 100 } as const
+
+/**
+ * One acceptance criterion the step serves, with the evidence it expects.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface Criterion {
+  readonly id: string
+  readonly outcome: string
+  readonly required: boolean
+  /** How it is checked: the command and the exit code that means it holds, or a person's check. */
+  readonly evidence: string
+}
+
+/**
+ * @since 0.4.0
+ * @category models
+ */
+export interface Envelope {
+  readonly protocol: typeof protocolVersion
+  readonly taskId: string
+  readonly runId: string
+  readonly stepId: string
+  readonly stepTitle: string
+  readonly attempt: number
+  /** Successor attempts the task may still be granted if this one fails. */
+  readonly successorsLeft: number
+  readonly specDigest: string
+  readonly planDigest: string
+  readonly goal: string
+  readonly allowedScope: ReadonlyArray<string>
+  readonly forbiddenScope: ReadonlyArray<string>
+  readonly criteria: ReadonlyArray<Criterion>
+  /** Criteria the step names that the list leaves out (over {@link limits}). */
+  readonly criteriaLeftOut: number
+  readonly host: AgentStep.Host
+  readonly prompt: string
+}
+
+const clip = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`)
+
+/**
+ * The envelope of attempt `attempt` of agent step `step` of `task`, or why there is none (the task
+ * has no run, spec or plan, or the step is not an agent step).
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const make = (task: Task.Task, step: Plan.Step, attempt: number): Envelope | string => {
+  if (step.agent === undefined) return `step ${step.id} is not an agent step`
+  if (task.run === null || task.spec === null || task.plan === null) return `task ${task.taskId} has no run, spec or plan`
+  const spec = task.spec.spec
+  const budget = Math.min(spec.execution?.retry?.maxSuccessors ?? Task.maxSuccessorsPerTask, Task.maxSuccessorsPerTask)
+  const named = spec.acceptanceCriteria.filter((ac) => step.acRefs.includes(ac.id))
+  return {
+    protocol: protocolVersion,
+    taskId: task.taskId,
+    runId: task.run.runId,
+    stepId: step.id,
+    stepTitle: clip(step.title, limits.criterionText),
+    attempt,
+    successorsLeft: Math.max(0, budget - task.successorsUsed),
+    specDigest: task.spec.digest,
+    planDigest: task.plan.digest,
+    goal: clip(spec.goal, limits.criterionText),
+    allowedScope: (spec.execution?.allowedScope ?? []).slice(0, limits.scopeEntries),
+    forbiddenScope: (spec.execution?.forbiddenScope ?? []).slice(0, limits.scopeEntries),
+    criteria: named.slice(0, limits.criteria).map((ac) => ({
+      id: ac.id,
+      outcome: clip(ac.outcome, limits.criterionText),
+      required: ac.required,
+      evidence: ac.verify !== undefined
+        ? clip(`the command \`${ac.verify.command}\` exits ${ac.verify.expectExitCode ?? 0}`, limits.criterionText)
+        : "a person's check, recorded with its evidence"
+    })),
+    criteriaLeftOut: Math.max(0, named.length - limits.criteria),
+    host: step.agent.host,
+    prompt: step.agent.prompt
+  }
+}
+
+const list = (entries: ReadonlyArray<string>, none: string) => (entries.length === 0 ? none : entries.map((entry) => `\`${entry}\``).join(", "))
+
+/**
+ * The text the host receives: the envelope, then the step's prompt as it was approved.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const promptOf = (envelope: Envelope): string =>
+  [
+    `Ratchet agent step (protocol ${envelope.protocol})`,
+    "",
+    `You are the worker of step "${envelope.stepId}" (${envelope.stepTitle}), attempt ${envelope.attempt}, of task ${envelope.taskId} in run ${envelope.runId}.`,
+    `The task's goal: ${envelope.goal}`,
+    `The approved contract: spec ${envelope.specDigest}, plan ${envelope.planDigest}.`,
+    "",
+    "Acceptance criteria this step serves, and the evidence each expects:",
+    ...(envelope.criteria.length === 0 ? ["- none named by the step"] : envelope.criteria.map((ac) =>
+      `- ${ac.id}${ac.required ? " (required)" : ""}: ${ac.outcome} Evidence: ${ac.evidence}.`
+    )),
+    ...(envelope.criteriaLeftOut > 0 ? [`- and ${envelope.criteriaLeftOut} more; the spec lists them all`] : []),
+    "",
+    `Scope: change only ${list(envelope.allowedScope, "what the step needs (the spec names no allowed scope)")}; never ${
+      list(envelope.forbiddenScope, "Ratchet's trust files")
+    }, nor .ratchet/project.json or .ratchet/approvers.json. A change outside the scope blocks the task.`,
+    "You cannot approve, verify or complete anything: when you stop, the runner records what you changed, and someone other than you verifies the criteria.",
+    `If this attempt fails, ${envelope.successorsLeft} successor attempt${envelope.successorsLeft === 1 ? "" : "s"} may follow; after that the task is blocked for a person.`,
+    "",
+    "The step:",
+    envelope.prompt
+  ].join("\n")
+
+/**
+ * The variables the host runs with: the envelope for a hook or tool to read without parsing prose.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const environmentOf = (envelope: Envelope): Readonly<Record<string, string>> => ({
+  RATCHET_PROTOCOL: String(envelope.protocol),
+  RATCHET_TASK: envelope.taskId,
+  RATCHET_RUN: envelope.runId,
+  RATCHET_STEP: envelope.stepId,
+  RATCHET_ATTEMPT: String(envelope.attempt),
+  RATCHET_SUCCESSORS_LEFT: String(envelope.successorsLeft),
+  RATCHET_SPEC_DIGEST: envelope.specDigest,
+  RATCHET_PLAN_DIGEST: envelope.planDigest,
+  RATCHET_ALLOWED_SCOPE: JSON.stringify(envelope.allowedScope),
+  RATCHET_FORBIDDEN_SCOPE: JSON.stringify(envelope.forbiddenScope),
+  RATCHET_ACCEPTANCE: JSON.stringify(envelope.criteria.map((ac) => ac.id))
+})
+
+/**
+ * The variable naming each host's program, and the program's name on `PATH`.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export const programs: { readonly [H in AgentStep.Host]: { readonly variable: string; readonly name: string } } = {
+  "claude-code": { variable: "RATCHET_CLAUDE_BIN", name: "claude" },
+  codex: { variable: "RATCHET_CODEX_BIN", name: "codex" }
+}
+
+/**
+ * The arguments that start `agent`'s host headless with `prompt` (see the module comment).
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const argsOf = (agent: AgentStep.Agent, prompt: string): ReadonlyArray<string> => {
+  const model = agent.model === undefined ? [] : ["--model", agent.model]
+  switch (agent.host) {
+    case "claude-code":
+      return [
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--include-partial-messages",
+        "--permission-mode",
+        "acceptEdits",
+        ...model,
+        ...(agent.maxTurns === undefined ? [] : ["--max-turns", String(agent.maxTurns)]),
+        prompt
+      ]
+    case "codex":
+      return ["exec", "--json", "--sandbox", "workspace-write", ...model, prompt]
+  }
+}
+
+/**
+ * The host's program: the variable's value when set, else the first executable `name` on `PATH`;
+ * or why there is none, naming the variable.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const programOf = (
+  host: AgentStep.Host,
+  env: Readonly<Record<string, string | undefined>>,
+  isExecutable: (file: string) => boolean
+): { readonly file: string } | { readonly problem: string } => {
+  const { name, variable } = programs[host]
+  const set = env[variable]
+  if (set !== undefined && set !== "") {
+    if (!path.isAbsolute(set)) return { problem: `${variable}=${JSON.stringify(set.slice(0, 200))} is not an absolute path; set it to the full path of the ${name} program` }
+    return isExecutable(set) ? { file: set } : { problem: `${variable}=${JSON.stringify(set.slice(0, 200))} is not an executable file; set it to the ${name} program, or unset it to use ${name} on PATH` }
+  }
+  for (const directory of (env["PATH"] ?? "").split(path.delimiter)) {
+    // An empty or relative entry would resolve against the workspace, which the agent may write.
+    if (directory === "" || !path.isAbsolute(directory)) continue
+    const file = path.join(directory, name)
+    if (isExecutable(file)) return { file }
+  }
+  return { problem: `the ${name} program is not on PATH; install it, or set ${variable} to its full path` }
+}
+
+/**
+ * What the attempt's intent says it does, for people and the log.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const describe = (agent: AgentStep.Agent): string => {
+  const first = agent.prompt.split("\n").find((line) => line.trim() !== "") ?? ""
+  return `agent ${agent.host}${agent.model === undefined ? "" : ` (${agent.model})`}: ${clip(first.trim(), 200)}`
+}

@@ -42,7 +42,9 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
+import { bounded } from "./internal/bounded.js"
 import * as JsonSchema from "./internal/jsonSchema.js"
+import { bodyOf, LessonText } from "./internal/lessonText.js"
 import { InvalidArguments, UnknownTool } from "./McpError.js"
 import * as RunStarter from "./RunStarter.js"
 import * as ToolOutput from "./ToolOutput.js"
@@ -125,8 +127,6 @@ export interface Tool {
 /** How long a string argument may be: far above anything the controller accepts, far below harm. */
 const limits = { id: 200, text: 65_536, path: 4_096 } as const
 
-const bounded = (max: number, description: string) =>
-  Schema.String.pipe(Schema.maxLength(max, { message: () => `is longer than ${max} characters` })).annotations({ description })
 
 const TaskId = bounded(limits.id, "The task id, e.g. t-3f9a1c2b (task_list shows them).")
 
@@ -274,47 +274,6 @@ const realOrSelf = (file: string): string => {
   } catch {
     return file
   }
-}
-
-/**
- * A lesson's text as an agent proposes it: the kernel's `Lesson.Body` without the project (the
- * server's own) and without a status (a proposal is a candidate). The bounds here are the kernel's,
- * so a schema-checking client refuses what the kernel would; the kernel decodes it again, with
- * every issue named (`Lesson.decodeBody`).
- */
-const LessonText = Schema.Struct({
-  scope: Schema.optional(Schema.Struct({
-    paths: Schema.optional(
-      Schema.Array(bounded(256, "A path or glob relative to the repository root, e.g. src/report/**.")).pipe(Schema.maxItems(32)).annotations({
-        description: "Where it applies (default: every path)."
-      })
-    ),
-    taskTypes: Schema.optional(
-      Schema.Array(bounded(64, "A task type, e.g. bugfix.")).pipe(Schema.maxItems(16)).annotations({ description: "Which kinds of task it applies to (default: every kind)." })
-    )
-  }).annotations({ description: "Where the lesson applies, in this project." })),
-  trigger: bounded(400, "When it applies: the situation an agent is in when the lesson matters (at most 400 characters)."),
-  wrongAssumption: Schema.optional(bounded(400, "What was wrongly assumed (at most 400 characters).")),
-  actualRule: bounded(400, "What actually holds: the rule to follow (at most 400 characters)."),
-  rootCause: Schema.optional(bounded(2000, "Why it happened (at most 2000 characters).")),
-  guard: Schema.optional(Schema.Struct({
-    description: bounded(400, "A check that fails while the problem is there and passes once it is fixed (at most 400 characters)."),
-    command: Schema.optional(bounded(2000, "The command that runs the check, when it can be automated."))
-  }).annotations({ description: "A proposed guard." })),
-  fingerprints: Schema.optional(
-    Schema.Array(bounded(128, "A failure fingerprint, e.g. fp:exit:1:0123456789abcdef.")).pipe(Schema.maxItems(8)).annotations({
-      description: "The fingerprints of the failures it is about."
-    })
-  ),
-  evidenceRefs: Schema.optional(
-    Schema.Array(bounded(512, "An evidence reference (a blob, an event, a file).")).pipe(Schema.maxItems(64)).annotations({ description: "What shows it." })
-  )
-})
-
-/** The lesson's text as the kernel decodes it: the server's project, optional fields left out when absent. */
-const bodyOf = (text: typeof LessonText.Type, projectId: string): Record<string, unknown> => {
-  const { scope, ...rest } = text
-  return Object.fromEntries(Object.entries({ scope: { ...scope, projectId }, ...rest }).filter(([, value]) => value !== undefined))
 }
 
 const pageLimit = { default: 100, max: 500 } as const
@@ -534,7 +493,7 @@ export const tools: ReadonlyArray<Tool> = [
     name: "lesson_propose",
     title: "Propose a lesson",
     description:
-      "Proposes a lesson for this project from what you learned: when it applies (trigger), what holds (actualRule), and optionally what was wrongly assumed, why, a guard that checks it, the failure fingerprints it is about and evidence. It is recorded as a candidate written by you. A proposal never changes a status: a lesson becomes verified only by evidence from runs, and only the user pins, rejects or retires one, at a terminal. No tool here changes a lesson's status.",
+      "Proposes a lesson for this project from what you learned: when it applies (trigger), what holds (actualRule), and optionally what was wrongly assumed, why, a guard that checks it and evidence (Ratchet ties lessons to the failures it observes itself). It is recorded as a candidate written by you. A proposal never changes a status: a lesson becomes verified only by evidence from runs, and only the user pins, rejects or retires one, at a terminal. No tool here changes a lesson's status.",
     readOnly: false,
     idempotent: false,
     input: Schema.Struct({

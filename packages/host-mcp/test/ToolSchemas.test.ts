@@ -104,7 +104,8 @@ const cases: ReadonlyArray<readonly [string, Record<string, unknown>, string | n
   ["lesson_propose", { lesson: { trigger: "t", actualRule: "r", scope: { projectId: "p-other" } } }, "lesson.scope.projectId"],
   ["lesson_propose", { lesson: { trigger: "t" } }, "lesson.actualRule"],
   ["lesson_propose", { lesson: { trigger: "t".repeat(401), actualRule: "r" } }, "lesson.trigger"],
-  ["lesson_propose", { lesson: { trigger: "t", actualRule: "r", fingerprints: Array.from({ length: 9 }, (_, i) => `fp-${i}`) } }, "lesson.fingerprints"],
+  // An agent names no fingerprint: the field is not the tool's.
+  ["lesson_propose", { lesson: { trigger: "t", actualRule: "r", fingerprints: ["fp:exit:1:0123456789abcdef"] } }, "lesson.fingerprints"],
   ["lesson_propose", { lessonId: "L".repeat(65), lesson: { trigger: "t", actualRule: "r" } }, "lessonId"],
   ["lesson_propose", { status: "verified", lesson: { trigger: "t", actualRule: "r" } }, "status"]
 ]

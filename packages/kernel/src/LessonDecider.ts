@@ -89,7 +89,8 @@ export const RefusalCode = Schema.Literal(
   "approval_requires_terminal",
   "receipt_unsigned",
   "approver_unknown",
-  "signature_invalid"
+  "signature_invalid",
+  "observed_fingerprints_only"
 )
 
 /**
@@ -423,6 +424,20 @@ export const decide = (command: Command, state: LessonRules.State): Decision => 
     if (state._tag === "Lesson") {
       return Either.left(refuse(command, state, "lesson_exists", "a lesson with this id exists already.", "Propose it under a new id, or edit the existing one."))
     }
+    if (command.actor.kind === "agent" && command.body.fingerprints.length > 0) {
+      // Failures are recorded on every live lesson carrying their fingerprint, and two runs'
+      // verify it: an agent's own text under a fingerprint it read would be verified by failures
+      // it can make happen. Only Ratchet's observers (and a person) tie a lesson to a failure.
+      return Either.left(
+        refuse(
+          command,
+          state,
+          "observed_fingerprints_only",
+          "an agent's proposal names failure fingerprints, and only Ratchet's observers and a person tie a lesson to a failure.",
+          "Propose the lesson without fingerprints; Ratchet proposes one per failure it observes, and a person can add one with ratchet lessons edit."
+        )
+      )
+    }
     return Either.right([
       { _tag: "LessonProposed", version: 1, actor: command.actor, at: command.at, lessonId: command.lessonId, body: command.body }
     ])
@@ -435,6 +450,11 @@ export const decide = (command: Command, state: LessonRules.State): Decision => 
   }
   switch (command._tag) {
     case "Evaluate": {
+      if (command.actor.kind === "agent") {
+        return Either.left(
+          refuse(command, state, "person_only", "an agent asked the evaluator, whose decisions change a lesson's status.", "A person or Ratchet runs ratchet lessons evaluate.")
+        )
+      }
       const transition = LessonRules.evaluate(state, command.at)
       return Either.right(transition === null ? [] : [transitioned(state, transition, command.at)])
     }

@@ -74,8 +74,8 @@ const table: ReadonlyArray<{
   readonly outcomes: Readonly<Record<Where, Outcome>>
 }> = [
   {
-    command: "Propose",
-    make: () => propose(agent),
+    command: "Propose (an agent, no fingerprint)",
+    make: () => propose(agent, body({ fingerprints: [] })),
     outcomes: {
       absent: ok("candidate", "LessonProposed"),
       candidate: no("lesson_exists"),
@@ -151,6 +151,54 @@ const table: ReadonlyArray<{
       rejected: no("terminal_status"),
       superseded: no("terminal_status"),
       deprecated: no("terminal_status")
+    }
+  },
+  {
+    command: "Propose (an agent, naming a fingerprint)",
+    make: () => propose(agent),
+    outcomes: {
+      absent: no("observed_fingerprints_only"),
+      candidate: no("lesson_exists"),
+      probationary: no("lesson_exists"),
+      verified: no("lesson_exists"),
+      enforced: no("lesson_exists"),
+      compiled: no("lesson_exists"),
+      expired: no("lesson_exists"),
+      rejected: no("lesson_exists"),
+      superseded: no("lesson_exists"),
+      deprecated: no("lesson_exists")
+    }
+  },
+  {
+    command: "Propose (Ratchet's observer, naming a fingerprint)",
+    make: () => propose(system),
+    outcomes: {
+      absent: ok("candidate", "LessonProposed"),
+      candidate: no("lesson_exists"),
+      probationary: no("lesson_exists"),
+      verified: no("lesson_exists"),
+      enforced: no("lesson_exists"),
+      compiled: no("lesson_exists"),
+      expired: no("lesson_exists"),
+      rejected: no("lesson_exists"),
+      superseded: no("lesson_exists"),
+      deprecated: no("lesson_exists")
+    }
+  },
+  {
+    command: "Evaluate (an agent asks)",
+    make: () => evaluate(T0 + 30 * DAY, agent),
+    outcomes: {
+      absent: no("lesson_not_found"),
+      candidate: no("person_only"),
+      probationary: no("person_only"),
+      verified: no("person_only"),
+      enforced: no("person_only"),
+      compiled: no("person_only"),
+      expired: no("person_only"),
+      rejected: no("person_only"),
+      superseded: no("person_only"),
+      deprecated: no("person_only")
     }
   },
   {
@@ -575,7 +623,8 @@ describe("LessonDecider: facts", () => {
   })
 
   it.each(["user", "agent", "runner", "verifier", "system"] as const)("anyone proposes (%s), and the proposal is a candidate", (kind) => {
-    const state = step(LessonRules.initial, propose({ kind, id: "x" }))
+    // An agent's proposal names no fingerprint (the table's rows show the refusal when it does).
+    const state = step(LessonRules.initial, propose({ kind, id: "x" }, kind === "agent" ? body({ fingerprints: [] }) : undefined))
     expect(statusOf(state)).toBe("candidate")
     expect((state as LessonRules.View).proposedBy).toEqual({ kind, id: "x" })
   })
@@ -599,7 +648,7 @@ describe("LessonDecider: facts", () => {
     expect(refused.fix).toBe(
       "Record a failure only on the lessons whose fingerprints it carries; a person may add a fingerprint by editing the lesson."
     )
-    const two = step(LessonRules.initial, propose(agent, body({ fingerprints: [body().fingerprints[0], OTHER_FP.key] })))
+    const two = step(LessonRules.initial, propose(system, body({ fingerprints: [body().fingerprints[0], OTHER_FP.key] })))
     expect(refusal(two, recordFailure(failure("r-x", T0 + 1, { fingerprint: { ...OTHER_FP, key: `fp:exit:9:${"0".repeat(16)}`, ending: "exit:9", digest: "0".repeat(16) } }))).reason)
       .toContain(`(${body().fingerprints[0]}, ${OTHER_FP.key})`)
     const bare = step(LessonRules.initial, propose(agent, body({ fingerprints: [] })))
@@ -607,7 +656,7 @@ describe("LessonDecider: facts", () => {
   })
 
   it("a guard check needs a guard, and the lesson's current one", () => {
-    const bare = step(LessonRules.initial, propose(agent, body({ guard: null })))
+    const bare = step(LessonRules.initial, propose(system, body({ guard: null })))
     const none = refusal(bare, recordGuard(guardCheck("before", "c1", 1)))
     expect(none.code).toBe("no_guard")
     expect(none.reason).toBe("the lesson proposes no guard to check.")

@@ -75,7 +75,7 @@ describe("LessonRules: a candidate becomes verified only on evidence", () => {
 
   it("creating a candidate verifies nothing, whatever evidence its text cites, however long it waits", () => {
     const cited = body({ evidenceRefs: ["run:r-a", "run:r-b", "run:r-c"], fingerprints: [failure("x", 0).fingerprint.key] })
-    const state = step(LessonRules.initial, propose(agent, cited))
+    const state = step(LessonRules.initial, propose(system, cited))
     expect(statusOf(state)).toBe("candidate")
     for (const at of [T0, T0 + 7 * DAY, T0 + 1000 * DAY]) expect(transitions(state, evaluate(at))).toEqual([])
   })

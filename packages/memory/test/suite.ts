@@ -18,7 +18,7 @@ import * as TestClock from "effect/TestClock"
 import { randomBytes } from "node:crypto"
 import * as Memory from "../src/Lessons.js"
 
-const { agent, alice, verifier } = Lessons.actors
+const { agent, alice, system, verifier } = Lessons.actors
 const aliceKey = Signing.keyOf(7)
 const fp = Lessons.fingerprint("test", 1, "expected 2 rows, got 3")
 
@@ -64,7 +64,8 @@ const lessonWith = (
   Effect.gen(function*() {
     const own = Lessons.fingerprint("own", 3, lessonId)
     const body = Lessons.body(projectId, { fingerprints: [own.key], ...overrides })
-    yield* lessons.propose({ actor: agent, lessonId, body })
+    // Ratchet's observer proposes a failure's candidate: an agent's proposal names no fingerprint.
+    yield* lessons.propose({ actor: system, lessonId, body })
     for (const [n, run] of runs.entries()) {
       yield* lessons.recordFailure({ actor: verifier, failure: Lessons.failure(projectId, run, own, Lessons.T0 + n + 1) })
     }
@@ -83,7 +84,7 @@ export const suite = (name: string, makeStore: () => Layer.Layer<LessonStore.Les
       Effect.gen(function*() {
         const lessons = yield* start
         const { id, projectId } = fresh()
-        const view = yield* lessons.propose({ actor: agent, lessonId: id("L"), body: Lessons.body(projectId) })
+        const view = yield* lessons.propose({ actor: agent, lessonId: id("L"), body: Lessons.body(projectId, { fingerprints: [] }) })
         expect(view).toMatchObject({ id: id("L"), status: "candidate", revision: 1, proposedBy: agent })
         expect((yield* lessons.list({ projectId, statuses: ["candidate"] })).map((lesson) => lesson.id)).toEqual([id("L")])
         expect(yield* lessons.list({ projectId, statuses: ["verified"] })).toEqual([])
@@ -97,7 +98,7 @@ export const suite = (name: string, makeStore: () => Layer.Layer<LessonStore.Les
       Effect.gen(function*() {
         const lessons = yield* start
         const { id, projectId } = fresh()
-        yield* lessons.propose({ actor: agent, lessonId: id("L"), body: Lessons.body(projectId, { fingerprints: [fp.key] }) })
+        yield* lessons.propose({ actor: system, lessonId: id("L"), body: Lessons.body(projectId, { fingerprints: [fp.key] }) })
         const once = yield* lessons.recordFailure({ actor: verifier, failure: Lessons.failure(projectId, "run-1", fp, Lessons.T0 + 1) })
         expect(once.map((lesson) => lesson.status)).toEqual(["probationary"])
         const twiceInOneRun = yield* lessons.recordFailure({
@@ -121,6 +122,10 @@ export const suite = (name: string, makeStore: () => Layer.Layer<LessonStore.Les
       Effect.gen(function*() {
         const lessons = yield* start
         const { id, projectId } = fresh()
+        // Nor tie its text to a failure: failures in two runs would verify it.
+        const named = yield* refusal(lessons.propose({ actor: agent, lessonId: id("A"), body: Lessons.body(projectId) }))
+        expect(named).toMatchObject({ code: "observed_fingerprints_only" })
+        expect(yield* lessons.show(id("A"))).toBeNull()
         const lessonId = yield* lessonWith(lessons, projectId, id("L"), ["run-1"])
         const before = yield* lessons.show(lessonId)
         const authority = authorityOf(projectId)

@@ -122,7 +122,8 @@ export const success = (projectId: string, runId: string, at: number, overrides:
 })
 
 /**
- * The `LessonProposed` event of `lessonId` with `text`, by `actor` at `at`.
+ * The `LessonProposed` event of `lessonId` with `text`, by `actor` (Ratchet's observer unless
+ * said: an agent's proposal names no fingerprint) at `at`.
  *
  * @since 0.3.0
  * @category constructors
@@ -131,7 +132,7 @@ export const proposed = (
   lessonId: string,
   text: Lesson.Body,
   at: number = T0,
-  actor: Event.Actor = actors.agent
+  actor: Event.Actor = actors.system
 ): LessonEvent.Event => ({ _tag: "LessonProposed", version: 1, actor, at, lessonId, body: text })
 
 /**
@@ -159,7 +160,8 @@ export const failureObserved = (lessonId: string, fact: Lesson.Failure, actor: E
  */
 export const history = (lessonId: string, text: Lesson.Body, failures: ReadonlyArray<Lesson.Failure>): ReadonlyArray<LessonEvent.Event> => {
   const commands: ReadonlyArray<LessonDecider.Command> = [
-    { _tag: "Propose", actor: actors.agent, at: T0, lessonId, body: text },
+    // Ratchet's observer proposes a failure's candidate (an agent's proposal names no fingerprint).
+    { _tag: "Propose", actor: actors.system, at: T0, lessonId, body: text },
     ...failures.map((fact): LessonDecider.Command => ({ _tag: "RecordFailure", actor: actors.verifier, at: fact.at, failure: fact }))
   ]
   const events: Array<LessonEvent.Event> = []

@@ -158,6 +158,22 @@ export const traces = (engine: Engine) => {
       // The run says which trace its runner exported under (the run page links it), once.
       const traced = (await events(world, taskId)).filter((record) => record.type === "TraceRecorded")
       expect(traced.map((record) => [record.event.runId, record.event.traceId, record.event.spanId])).toEqual([[run.attributes["ratchet.run"], command.traceId, run.spanId]])
+      // Verification and completion: their commands' traces hold the use case's span, under the command's.
+      const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }
+      const verified = await world.verify(taskId, [], "", otel)
+      expect(verified.code, verified.stdout + verified.stderr).toBe(0)
+      const done = await world.run(["done", taskId, "--json"], { env: otel })
+      expect(done.code, done.stdout + done.stderr).toBe(0)
+      const later = spansOf(received.splice(0))
+      for (const [command, useCase] of [["ratchet verify", "ratchet.verify"], ["ratchet done", "ratchet.complete"]] as const) {
+        const commandSpan = later.filter((span) => span.name === command)
+        expect(commandSpan.length, `${command} in ${later.map((span) => span.name).join(", ")}`).toBe(1)
+        const inner = later.filter((span) => span.name === useCase)
+        expect(inner.length, useCase).toBe(1)
+        expect(inner[0]?.parentSpanId).toBe(commandSpan[0]?.spanId)
+        expect(inner[0]?.traceId).toBe(commandSpan[0]?.traceId)
+        expect(inner[0]?.attributes["ratchet.task"]).toBe(taskId)
+      }
       // A run without export records none.
       const quietTask = await toPlanApproved(world, "Not traced", undefined, planOf([commandStep("one", "true")]))
       expect((await world.run(["run", quietTask])).code).toBe(0)

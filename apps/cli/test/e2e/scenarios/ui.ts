@@ -29,6 +29,7 @@ const shots = path.join(cliRoot, "reports", "ui")
 
 const hostileGoal = "<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\"> & \"quotes\""
 const hostileTitle = "<img src=x onerror=\"window.pwned=3\">"
+const hostileOutput = "<script>window.pwned=5</script><img src=x onerror=\"window.pwned=6\">"
 
 /** The page's global object as the checks see it (the test is compiled without the DOM's types). */
 interface PageGlobal {
@@ -99,7 +100,8 @@ export const runPage = (engine: Engine): void => {
         `    title: ${JSON.stringify(hostileTitle)}`,
         "    acRefs: [AC-001]",
         "    run:",
-        "      command: node --version",
+        // Output that is markup and a terminal's escape: the attempt's page shows it as text.
+        `      command: ${JSON.stringify(`printf '%s\\033[31mred\\n' ${JSON.stringify(hostileOutput)}`)}`,
         "  - id: flaky",
         "    title: \"Fails once, then passes\"",
         "    acRefs: [AC-001]",
@@ -164,7 +166,7 @@ export const runPage = (engine: Engine): void => {
       await page.click(`#tasks a[href="/tasks/${taskId}"]`)
       await page.waitForURL(`${url}tasks/${taskId}`)
       expect(await page.locator("h1").textContent()).toBe(hostileGoal)
-      expect(await page.locator("#gate h2").textContent()).toMatch(/VERIFYING → COMPLETED: (CLEAR|HOLD)/)
+      expect(await page.locator("#gate h2").textContent()).toMatch(/VERIFYING → COMPLETED: CLEAR/)
       const approvals = page.locator("#history tr.h-approval")
       expect(await approvals.count()).toBe(3)
       expect(await approvals.first().textContent()).toContain("approved by user:")
@@ -198,6 +200,15 @@ export const runPage = (engine: Engine): void => {
       expect((await page.request.get(`${url}tasks/${taskId}/run/flaky/9`)).status()).toBe(404)
       await noScriptRan()
       await page.screenshot({ path: path.join(shots, `${engine.name}-attempt.png`), fullPage: true })
+    })
+
+    it("shows a command's hostile output as text on its attempt's page", async () => {
+      await page.goto(`${url}tasks/${taskId}/run/build/1`)
+      const output = await page.locator("#output").textContent()
+      expect(output).toContain(hostileOutput)
+      expect(output).toContain("\\u{1b}[31mred")
+      expect(await page.locator("#output script, #output img").count()).toBe(0)
+      await noScriptRan()
     })
 
     it("shows the verification: each criterion's verdict and its evidence", async () => {
@@ -259,6 +270,23 @@ export const runPage = (engine: Engine): void => {
       await page.goto(`${crashed.url}tasks/${crashed.taskId}`)
       expect(await page.locator("#blockers").textContent()).toContain("BLOCKED")
       expect(await page.locator("#gate h2").textContent()).toContain("BLOCKED")
+    })
+
+    it("shows the task completed: COMPLETED in the list and on the task, its timeline and verification kept", async () => {
+      const done = await world.run(["done", taskId, "--json"])
+      expect(done.code, done.stdout + done.stderr).toBe(0)
+      expect(done.json.state).toBe("COMPLETED")
+      await page.goto(url)
+      expect(await page.locator(`#tasks tr:has(a[href="/tasks/${taskId}"])`).textContent()).toContain("COMPLETED")
+      await page.goto(`${url}tasks/${taskId}`)
+      expect(await page.locator("main").textContent()).toContain("COMPLETED")
+      expect(await page.locator("#history").textContent()).toContain(`COMPLETED: run ${(await status(world, taskId)).run?.runId ?? "run-"}`)
+      await page.goto(`${url}tasks/${taskId}/run`)
+      expect(await page.locator("#timeline rect.attempt").count()).toBe(3)
+      await page.goto(`${url}tasks/${taskId}/verification`)
+      expect(await page.locator("#criteria tr[data-ac=AC-001]").textContent()).toContain("PASS")
+      await noScriptRan()
+      await page.screenshot({ path: path.join(shots, `${engine.name}-completed.png`), fullPage: true })
     })
   })
 }

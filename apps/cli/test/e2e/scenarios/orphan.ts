@@ -101,6 +101,7 @@ export const orphanScenarios = (engine: Engine): void => {
       // stopped backend's locks would hold the schema's cleanup for ever.
       onTestFinished(() => {
         // Nor does its command wait at the gate for ever when the test failed before opening it.
+        fs.mkdirSync(path.dirname(gate), { recursive: true })
         fs.writeFileSync(gate, "")
         try {
           process.kill(runner, "SIGCONT")

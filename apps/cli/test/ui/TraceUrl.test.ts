@@ -49,6 +49,13 @@ describe("traceUrlOf", () => {
     }
   })
 
+  it("takes an address of exactly 2048 characters and refuses one of 2049", () => {
+    const base = "http://a/{traceId}"
+    const at = (length: number) => `${base}${"x".repeat(length - base.length)}`
+    expect(run(at(2048), undefined)).toEqual(Either.right(at(2048)))
+    expect(Either.isLeft(run(at(2049), undefined))).toBe(true)
+  })
+
   it("names the variable when the address came from it", () => {
     const result = run(undefined, "ftp://a/{traceId}")
     expect(Either.isLeft(result) && result.left.field).toBe("RATCHET_TRACE_URL")

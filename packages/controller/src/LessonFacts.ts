@@ -193,7 +193,7 @@ export const failed = (input: Failed): Effect.Effect<void> =>
       const recorded = yield* lessons.recordFailure({ actor: input.actor, failure })
       if (recorded.length > 0) return
       const lessonId = yield* freeId(lessons, fingerprint.digest)
-      yield* lessons.propose({ actor: input.actor, lessonId, body: candidateOf(input, failure) }).pipe(
+      yield* lessons.propose({ actor: input.actor, lessonId, body: candidateOf(input, failure), observed: failure }).pipe(
         // Another process failing the same way proposed it first: this failure is observed on it.
         Effect.catchIf((error) => error._tag === "@ratchet/kernel/LessonCommandRefused" && error.code === "lesson_exists", () => Effect.void)
       )

@@ -98,29 +98,33 @@ describe("LessonControls.subject", () => {
   const seed = (status: "candidate" | "probationary" | "verified") =>
     Effect.gen(function*() {
       const lessons = yield* Lessons.Lessons
-      yield* lessons.propose({ actor: person, lessonId: "l1", body: { ...body, fingerprints: ["fp:exit:1:0123456789abcdef"] } })
+      // Ratchet proposes the candidate from the first failure it observed (a text names no fingerprint).
+      const failureOf = (runId: string) => ({
+        runId,
+        attempt: null,
+        projectId: "prj-1",
+        taskId: "t-1",
+        workspaceId: "ws-1",
+        phase: "VERIFYING",
+        stepId: null,
+        acId: "AC-1",
+        trigger: "t",
+        wrongAssumption: null,
+        actualRule: null,
+        category: "verification_failed",
+        fingerprint: { subject: "AC-1", ending: "exit:1", digest: "0123456789abcdef", key: "fp:exit:1:0123456789abcdef" },
+        evidenceRefs: [],
+        at: 0
+      })
+      yield* lessons.propose({
+        actor: LessonFacts.verifier,
+        lessonId: "l1",
+        body: { ...body, fingerprints: ["fp:exit:1:0123456789abcdef"] },
+        observed: failureOf("run-0")
+      })
       const runs = status === "candidate" ? [] : status === "probationary" ? ["run-1"] : ["run-1", "run-2"]
       for (const runId of runs) {
-        yield* lessons.recordFailure({
-          actor: LessonFacts.verifier,
-          failure: {
-            runId,
-            attempt: null,
-            projectId: "prj-1",
-            taskId: "t-1",
-            workspaceId: "ws-1",
-            phase: "VERIFYING",
-            stepId: null,
-            acId: "AC-1",
-            trigger: "t",
-            wrongAssumption: null,
-            actualRule: null,
-            category: "verification_failed",
-            fingerprint: { subject: "AC-1", ending: "exit:1", digest: "0123456789abcdef", key: "fp:exit:1:0123456789abcdef" },
-            evidenceRefs: [],
-            at: 0
-          }
-        })
+        yield* lessons.recordFailure({ actor: LessonFacts.verifier, failure: failureOf(runId) })
       }
     })
 

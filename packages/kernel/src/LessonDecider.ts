@@ -5,7 +5,9 @@
  * the command.
  *
  * Who may do what:
- * - anyone proposes a candidate (its text only: a proposal has no status) or inspects a lesson;
+ * - anyone proposes a candidate (its text only: a proposal has no status) or inspects a lesson; a
+ *   proposal names no failure fingerprint unless it is made from a failure Ratchet observed (the
+ *   command carries it), since the actor is declared by the caller and proves nothing;
  * - only Ratchet's own observers (`runner`, `verifier`, `system`) record facts — a failure, a
  *   success, a guard check, the lesson shown to a run (which moves nothing) — and after each the evaluator (`LessonRules.evaluate`) decides, in the
  *   same decision, whether a threshold is met; `Evaluate` asks it again as time passes;
@@ -54,7 +56,17 @@ export interface Signed {
  * @category models
  */
 export type Command =
-  | Meta & { readonly _tag: "Propose"; readonly lessonId: string; readonly body: Lesson.Body }
+  | Meta & {
+    readonly _tag: "Propose"
+    readonly lessonId: string
+    readonly body: Lesson.Body
+    /**
+     * The failure Ratchet observed that this candidate is proposed from, or null for a text anyone
+     * proposes (a person's file, an agent's `lesson_propose`). Only an observed failure ties a new
+     * lesson to a fingerprint: who proposes is declared by the caller and proves nothing.
+     */
+    readonly observed: Lesson.Failure | null
+  }
   | Meta & { readonly _tag: "RecordFailure"; readonly failure: Lesson.Failure }
   | Meta & { readonly _tag: "RecordSuccess"; readonly exposure: Lesson.Exposure }
   | Meta & { readonly _tag: "RecordGuardCheck"; readonly check: Lesson.GuardCheck }
@@ -424,17 +436,44 @@ export const decide = (command: Command, state: LessonRules.State): Decision => 
     if (state._tag === "Lesson") {
       return Either.left(refuse(command, state, "lesson_exists", "a lesson with this id exists already.", "Propose it under a new id, or edit the existing one."))
     }
-    if (command.actor.kind === "agent" && command.body.fingerprints.length > 0) {
+    const named = command.body.fingerprints
+    if (named.length > 0 && command.observed === null) {
       // Failures are recorded on every live lesson carrying their fingerprint, and two runs'
-      // verify it: an agent's own text under a fingerprint it read would be verified by failures
-      // it can make happen. Only Ratchet's observers (and a person) tie a lesson to a failure.
+      // verify it: a text under a fingerprint someone read would be verified by failures they can
+      // make happen. Who proposes is only declared (RATCHET_ACTOR), so the actor's kind cannot tell
+      // a person from an agent: only a failure Ratchet observed ties a new lesson to a fingerprint,
+      // and a person adds one afterwards with a signed edit.
       return Either.left(
         refuse(
           command,
           state,
           "observed_fingerprints_only",
-          "an agent's proposal names failure fingerprints, and only Ratchet's observers and a person tie a lesson to a failure.",
+          command.actor.kind === "agent"
+            ? "an agent's proposal names failure fingerprints, and only Ratchet's observers and a person tie a lesson to a failure."
+            : "the proposal names failure fingerprints, and only a failure Ratchet observed, or a person's signed edit, ties a lesson to one.",
           "Propose the lesson without fingerprints; Ratchet proposes one per failure it observes, and a person can add one with ratchet lessons edit."
+        )
+      )
+    }
+    if (command.observed !== null && (named.length !== 1 || named[0] !== command.observed.fingerprint.key)) {
+      return Either.left(
+        refuse(
+          command,
+          state,
+          "fingerprint_mismatch",
+          `a candidate proposed from a failure names exactly its fingerprint ${command.observed.fingerprint.key}, not ${named.join(", ") || "none"}.`,
+          "Propose the observed failure's candidate with fingerprints: [its fingerprint's key]."
+        )
+      )
+    }
+    if (command.observed !== null && command.observed.projectId !== command.body.scope.projectId) {
+      return Either.left(
+        refuse(
+          command,
+          state,
+          "wrong_project",
+          `the failure was observed in project ${command.observed.projectId}; the candidate is scoped to ${command.body.scope.projectId}.`,
+          "Propose the observed failure's candidate in the failure's project."
         )
       )
     }

@@ -16,12 +16,14 @@ import * as Keys from "./keys.js"
 import {
   agent,
   alice,
+  BODY,
   authority,
   body,
   control,
   DAY,
   evaluate,
   failure,
+  FP,
   guardCheck,
   LESSON,
   OTHER_FP,
@@ -158,6 +160,118 @@ const table: ReadonlyArray<{
     make: () => propose(agent),
     outcomes: {
       absent: no("observed_fingerprints_only"),
+      candidate: no("lesson_exists"),
+      probationary: no("lesson_exists"),
+      verified: no("lesson_exists"),
+      enforced: no("lesson_exists"),
+      compiled: no("lesson_exists"),
+      expired: no("lesson_exists"),
+      rejected: no("lesson_exists"),
+      superseded: no("lesson_exists"),
+      deprecated: no("lesson_exists")
+    }
+  },
+  {
+    command: "Propose (a person, naming a fingerprint, from no observed failure)",
+    make: () => propose(alice, BODY, null),
+    outcomes: {
+      absent: no("observed_fingerprints_only"),
+      candidate: no("lesson_exists"),
+      probationary: no("lesson_exists"),
+      verified: no("lesson_exists"),
+      enforced: no("lesson_exists"),
+      compiled: no("lesson_exists"),
+      expired: no("lesson_exists"),
+      rejected: no("lesson_exists"),
+      superseded: no("lesson_exists"),
+      deprecated: no("lesson_exists")
+    }
+  },
+  {
+    command: "Propose (Ratchet's observer, naming a fingerprint, from no observed failure)",
+    make: () => propose(system, BODY, null),
+    outcomes: {
+      absent: no("observed_fingerprints_only"),
+      candidate: no("lesson_exists"),
+      probationary: no("lesson_exists"),
+      verified: no("lesson_exists"),
+      enforced: no("lesson_exists"),
+      compiled: no("lesson_exists"),
+      expired: no("lesson_exists"),
+      rejected: no("lesson_exists"),
+      superseded: no("lesson_exists"),
+      deprecated: no("lesson_exists")
+    }
+  },
+  {
+    command: "Propose (an agent's run, from a failure Ratchet observed in it)",
+    make: () => propose(agent, BODY, failure("r-seen", T0)),
+    outcomes: {
+      absent: ok("candidate", "LessonProposed"),
+      candidate: no("lesson_exists"),
+      probationary: no("lesson_exists"),
+      verified: no("lesson_exists"),
+      enforced: no("lesson_exists"),
+      compiled: no("lesson_exists"),
+      expired: no("lesson_exists"),
+      rejected: no("lesson_exists"),
+      superseded: no("lesson_exists"),
+      deprecated: no("lesson_exists")
+    }
+  },
+  {
+    command: "Propose (from an observed failure, naming another fingerprint)",
+    make: () => propose(system, body({ fingerprints: [OTHER_FP.key] })),
+    outcomes: {
+      absent: no("fingerprint_mismatch"),
+      candidate: no("lesson_exists"),
+      probationary: no("lesson_exists"),
+      verified: no("lesson_exists"),
+      enforced: no("lesson_exists"),
+      compiled: no("lesson_exists"),
+      expired: no("lesson_exists"),
+      rejected: no("lesson_exists"),
+      superseded: no("lesson_exists"),
+      deprecated: no("lesson_exists")
+    }
+  },
+  {
+    command: "Propose (from an observed failure, naming its fingerprint and another)",
+    make: () => propose(system, body({ fingerprints: [FP.key, OTHER_FP.key] })),
+    outcomes: {
+      absent: no("fingerprint_mismatch"),
+      candidate: no("lesson_exists"),
+      probationary: no("lesson_exists"),
+      verified: no("lesson_exists"),
+      enforced: no("lesson_exists"),
+      compiled: no("lesson_exists"),
+      expired: no("lesson_exists"),
+      rejected: no("lesson_exists"),
+      superseded: no("lesson_exists"),
+      deprecated: no("lesson_exists")
+    }
+  },
+  {
+    command: "Propose (from an observed failure, naming no fingerprint)",
+    make: () => propose(system, body({ fingerprints: [] })),
+    outcomes: {
+      absent: no("fingerprint_mismatch"),
+      candidate: no("lesson_exists"),
+      probationary: no("lesson_exists"),
+      verified: no("lesson_exists"),
+      enforced: no("lesson_exists"),
+      compiled: no("lesson_exists"),
+      expired: no("lesson_exists"),
+      rejected: no("lesson_exists"),
+      superseded: no("lesson_exists"),
+      deprecated: no("lesson_exists")
+    }
+  },
+  {
+    command: "Propose (from a failure observed in another project)",
+    make: () => propose(system, BODY, failure("r-seen", T0, { projectId: "p-other" })),
+    outcomes: {
+      absent: no("wrong_project"),
       candidate: no("lesson_exists"),
       probationary: no("lesson_exists"),
       verified: no("lesson_exists"),
@@ -623,8 +737,8 @@ describe("LessonDecider: facts", () => {
   })
 
   it.each(["user", "agent", "runner", "verifier", "system"] as const)("anyone proposes (%s), and the proposal is a candidate", (kind) => {
-    // An agent's proposal names no fingerprint (the table's rows show the refusal when it does).
-    const state = step(LessonRules.initial, propose({ kind, id: "x" }, kind === "agent" ? body({ fingerprints: [] }) : undefined))
+    // A text names no fingerprint (the table's rows show the refusal when it does, for every actor).
+    const state = step(LessonRules.initial, propose({ kind, id: "x" }, body({ fingerprints: [] }), null))
     expect(statusOf(state)).toBe("candidate")
     expect((state as LessonRules.View).proposedBy).toEqual({ kind, id: "x" })
   })
@@ -648,7 +762,9 @@ describe("LessonDecider: facts", () => {
     expect(refused.fix).toBe(
       "Record a failure only on the lessons whose fingerprints it carries; a person may add a fingerprint by editing the lesson."
     )
-    const two = step(LessonRules.initial, propose(system, body({ fingerprints: [body().fingerprints[0], OTHER_FP.key] })))
+    // A second fingerprint comes only from a person's signed edit.
+    const candidate = reach("candidate")
+    const two = step(candidate, control("Edit", candidate, { edited: body({ fingerprints: [body().fingerprints[0], OTHER_FP.key] }) }))
     expect(refusal(two, recordFailure(failure("r-x", T0 + 1, { fingerprint: { ...OTHER_FP, key: `fp:exit:9:${"0".repeat(16)}`, ending: "exit:9", digest: "0".repeat(16) } }))).reason)
       .toContain(`(${body().fingerprints[0]}, ${OTHER_FP.key})`)
     const bare = step(LessonRules.initial, propose(agent, body({ fingerprints: [] })))

@@ -202,12 +202,22 @@ export const step = (state: LessonRules.State, command: LessonDecider.Command): 
 export const run = (state: LessonRules.State, commands: ReadonlyArray<LessonDecider.Command>): LessonRules.State =>
   commands.reduce(step, state)
 
-export const propose = (by: Event.Actor = system, text: Lesson.Body = BODY): LessonDecider.Command => ({
+/**
+ * Proposes `text` as `by`. Ratchet's observer proposes from the failure it saw (`observed`, the
+ * default for the system actor: a failure of run `r-seen` carrying {@link FP}); anyone else's text
+ * comes from no failure.
+ */
+export const propose = (
+  by: Event.Actor = system,
+  text: Lesson.Body = BODY,
+  observed: Lesson.Failure | null = by === system ? failure("r-seen", T0) : null
+): LessonDecider.Command => ({
   _tag: "Propose",
   actor: by,
   at: T0,
   lessonId: LESSON,
-  body: text
+  body: text,
+  observed
 })
 
 export const recordFailure = (f: Lesson.Failure, actor: Event.Actor = verifier, at = f.at): LessonDecider.Command => ({

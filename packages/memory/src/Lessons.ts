@@ -135,8 +135,14 @@ export interface Shown {
  * @category models
  */
 export interface Service {
-  /** A new candidate from `body` (decoded as a person's file is: unknown keys and a `status` are refused). */
-  readonly propose: (input: { readonly actor: Actor; readonly lessonId: string; readonly body: unknown }) => Effect.Effect<LessonRules.View, CommandError>
+  /**
+   * A new candidate from `body` (decoded as a person's file is: unknown keys and a `status` are
+   * refused). `observed` is the failure Ratchet saw that the candidate is proposed from; only then
+   * may the text name a fingerprint (exactly that failure's). Leave it out for anyone's text.
+   */
+  readonly propose: (
+    input: { readonly actor: Actor; readonly lessonId: string; readonly body: unknown; readonly observed?: unknown }
+  ) => Effect.Effect<LessonRules.View, CommandError>
   /** The failure on every live lesson of its project carrying its fingerprint; the lessons after it. */
   readonly recordFailure: (input: { readonly actor: Actor; readonly failure: unknown }) => Effect.Effect<ReadonlyArray<LessonRules.View>, CommandError>
   /**
@@ -224,9 +230,12 @@ export const make = (store: LessonStore.Service): Service => {
 
   const meta = (actor: Actor, at: number) => ({ actor, at })
 
-  const propose: Service["propose"] = ({ actor, body, lessonId }) =>
-    Effect.flatMap(decoded(Lesson.decodeBody(body)), (text) =>
-      handle(lessonId, (at) => Effect.succeed({ _tag: "Propose", ...meta(actor, at), lessonId, body: text })))
+  const propose: Service["propose"] = ({ actor, body, lessonId, observed }) =>
+    Effect.gen(function*() {
+      const text = yield* decoded(Lesson.decodeBody(body))
+      const failure = observed === undefined ? null : yield* decoded(Lesson.decodeFailure(observed))
+      return yield* handle(lessonId, (at) => Effect.succeed({ _tag: "Propose", ...meta(actor, at), lessonId, body: text, observed: failure }))
+    })
 
   const onEach = (lessonIds: ReadonlyArray<string>, command: (at: number) => LessonDecider.Command) =>
     Effect.forEach(lessonIds, (lessonId) => handle(lessonId, (at) => Effect.succeed(command(at))))

@@ -5,6 +5,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import * as Authority from "@ratchet/kernel/Authority"
+import type * as Fingerprint from "@ratchet/kernel/Fingerprint"
 import * as Lesson from "@ratchet/kernel/Lesson"
 import type * as LessonDecider from "@ratchet/kernel/LessonDecider"
 import type * as LessonRules from "@ratchet/kernel/LessonRules"
@@ -59,13 +60,13 @@ const lessonWith = (
   projectId: string,
   lessonId: string,
   runs: ReadonlyArray<string>,
-  overrides: Record<string, unknown> = {}
+  overrides: Record<string, unknown> = {},
+  own: Fingerprint.Fingerprint = Lessons.fingerprint("own", 3, lessonId)
 ) =>
   Effect.gen(function*() {
-    const own = Lessons.fingerprint("own", 3, lessonId)
     const body = Lessons.body(projectId, { fingerprints: [own.key], ...overrides })
     // Ratchet's observer proposes a failure's candidate: an agent's proposal names no fingerprint.
-    yield* lessons.propose({ actor: system, lessonId, body })
+    yield* lessons.propose({ actor: system, lessonId, body, observed: Lessons.failure(projectId, "run-seen", own, Lessons.T0) })
     for (const [n, run] of runs.entries()) {
       yield* lessons.recordFailure({ actor: verifier, failure: Lessons.failure(projectId, run, own, Lessons.T0 + n + 1) })
     }
@@ -98,7 +99,12 @@ export const suite = (name: string, makeStore: () => Layer.Layer<LessonStore.Les
       Effect.gen(function*() {
         const lessons = yield* start
         const { id, projectId } = fresh()
-        yield* lessons.propose({ actor: system, lessonId: id("L"), body: Lessons.body(projectId, { fingerprints: [fp.key] }) })
+        yield* lessons.propose({
+          actor: system,
+          lessonId: id("L"),
+          body: Lessons.body(projectId, { fingerprints: [fp.key] }),
+          observed: Lessons.failure(projectId, "run-1", fp, Lessons.T0)
+        })
         const once = yield* lessons.recordFailure({ actor: verifier, failure: Lessons.failure(projectId, "run-1", fp, Lessons.T0 + 1) })
         expect(once.map((lesson) => lesson.status)).toEqual(["probationary"])
         const twiceInOneRun = yield* lessons.recordFailure({
@@ -126,6 +132,11 @@ export const suite = (name: string, makeStore: () => Layer.Layer<LessonStore.Les
         const named = yield* refusal(lessons.propose({ actor: agent, lessonId: id("A"), body: Lessons.body(projectId) }))
         expect(named).toMatchObject({ code: "observed_fingerprints_only" })
         expect(yield* lessons.show(id("A"))).toBeNull()
+        // Nor by saying it is someone else: the actor is declared (RATCHET_ACTOR), so a person's text
+        // is held to the same rule; a person adds a fingerprint with a signed edit.
+        const declared = yield* refusal(lessons.propose({ actor: { kind: "user", id: "ana" }, lessonId: id("U"), body: Lessons.body(projectId) }))
+        expect(declared).toMatchObject({ code: "observed_fingerprints_only" })
+        expect(yield* lessons.show(id("U"))).toBeNull()
         const lessonId = yield* lessonWith(lessons, projectId, id("L"), ["run-1"])
         const before = yield* lessons.show(lessonId)
         const authority = authorityOf(projectId)
@@ -248,11 +259,10 @@ export const suite = (name: string, makeStore: () => Layer.Layer<LessonStore.Les
         const byFingerprint = yield* lessonWith(lessons, projectId, id("fp"), two, {
           trigger: "building the command line",
           actualRule: "the bundle carries its own dependencies",
-          fingerprints: [other.key, Lessons.fingerprint("own", 3, id("fp")).key],
           wrongAssumption: null,
           rootCause: null,
           guard: null
-        })
+        }, other)
         const byText = yield* lessonWith(lessons, projectId, id("text"), two, migration)
         const long = yield* lessonWith(lessons, projectId, id("long"), two, { ...migration, trigger: `a database migration ${"with many words ".repeat(22)}`, actualRule: "m".repeat(400) })
         const unrelated = yield* lessonWith(lessons, projectId, id("other"), two, { ...migration, trigger: "formatting dates", actualRule: "dates are shown in the user's zone" })

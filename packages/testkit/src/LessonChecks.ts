@@ -17,6 +17,7 @@
  * @since 0.3.0
  */
 import { randomBytes } from "node:crypto"
+import type * as Fingerprint from "@ratchet/kernel/Fingerprint"
 import * as LessonRules from "@ratchet/kernel/LessonRules"
 import * as LessonStore from "@ratchet/storage/LessonStore"
 import * as Effect from "effect/Effect"
@@ -197,21 +198,22 @@ const search = check(
     const id = ids()
     const projectId = id.project()
     const other = Lessons.fingerprint("build", 2, "cannot find module")
-    const make = (overrides: Record<string, unknown>, runs: ReadonlyArray<string>, project = projectId) =>
+    // Each lesson is Ratchet's candidate from a failure with its own fingerprint (`fp`, else one of
+    // its own), then failed in `runs`.
+    const make = (overrides: Record<string, unknown>, runs: ReadonlyArray<string>, project = projectId, fp?: Fingerprint.Fingerprint) =>
       Effect.gen(function*() {
         const lessonId = id.lesson()
-        const own = Lessons.fingerprint("x", 9, lessonId)
-        const fingerprints = [...((overrides["fingerprints"] as ReadonlyArray<string> | undefined) ?? []), own.key]
-        const body = Lessons.body(project, { wrongAssumption: null, rootCause: null, guard: null, ...overrides, fingerprints })
+        const own = fp ?? Lessons.fingerprint("x", 9, lessonId)
+        const body = Lessons.body(project, { wrongAssumption: null, rootCause: null, guard: null, ...overrides, fingerprints: [own.key] })
         const failures = runs.map((run, n) => Lessons.failure(project, run, own, Lessons.T0 + n + 1))
-        const events = Lessons.history(lessonId, body, failures)
+        const events = Lessons.history(lessonId, body, failures, Lessons.failure(project, "run-seen", own, Lessons.T0))
         yield* succeeds(promise, `the lesson ${lessonId}`, store.append({ projectId: project, lessonId, expectedVersion: 0, operationId: id.operation(), events }))
         return lessonId
       })
     const verified = ["run-a", "run-b"]
     const migrations = yield* make({ trigger: "writing a database migration", actualRule: "a migration keeps every stored row" }, verified)
     const timezone = yield* make({ trigger: "formatting dates in reports", actualRule: "dates are stored in UTC and shown in the user's zone" }, verified)
-    const byFingerprint = yield* make({ trigger: "building the CLI", actualRule: "the CLI bundles its own dependencies", fingerprints: [other.key] }, verified)
+    const byFingerprint = yield* make({ trigger: "building the CLI", actualRule: "the CLI bundles its own dependencies" }, verified, projectId, other)
     const candidate = yield* make({ trigger: "writing a database migration twice", actualRule: "a migration is numbered once" }, [])
     yield* make({ trigger: "writing a database migration elsewhere", actualRule: "a migration of another project" }, verified, id.project())
     const hits = yield* succeeds(

@@ -151,17 +151,24 @@ export const failureObserved = (lessonId: string, fact: Lesson.Failure, actor: E
 })
 
 /**
- * The events of lesson `lessonId`: proposed with `text` at {@link T0}, then each failure recorded
+ * The events of lesson `lessonId`: proposed with `text` at {@link T0} from the failure `observed`
+ * (by default the first of `failures`; null for a text that names no fingerprint), then each failure recorded
  * by the verifier, every one decided by the kernel's `LessonDecider` (so the evaluator's
  * transitions are there, as a store would receive them). Throws on a refusal, a mistake in the test.
  *
  * @since 0.3.0
  * @category constructors
  */
-export const history = (lessonId: string, text: Lesson.Body, failures: ReadonlyArray<Lesson.Failure>): ReadonlyArray<LessonEvent.Event> => {
+export const history = (
+  lessonId: string,
+  text: Lesson.Body,
+  failures: ReadonlyArray<Lesson.Failure>,
+  observed: Lesson.Failure | null = failures[0] ?? null
+): ReadonlyArray<LessonEvent.Event> => {
   const commands: ReadonlyArray<LessonDecider.Command> = [
-    // Ratchet's observer proposes a failure's candidate (an agent's proposal names no fingerprint).
-    { _tag: "Propose", actor: actors.system, at: T0, lessonId, body: text },
+    // Ratchet's observer proposes the candidate from the first failure, then records every one, as
+    // the controller does (a text from no failure names no fingerprint).
+    { _tag: "Propose", actor: actors.system, at: T0, lessonId, body: text, observed },
     ...failures.map((fact): LessonDecider.Command => ({ _tag: "RecordFailure", actor: actors.verifier, at: fact.at, failure: fact }))
   ]
   const events: Array<LessonEvent.Event> = []

@@ -42,8 +42,9 @@ const program = Effect.gen(function*() {
         actualRule: "Freeze the clock and set TZ explicitly in every date test",
         fingerprints: [fingerprint.key]
       })
-      yield* lessons.propose({ actor: LessonFixtures.actors.system, lessonId, body })
       const now = Date.now()
+      // Ratchet proposes the candidate from a failure it observed; two more runs verify it.
+      yield* lessons.propose({ actor: LessonFixtures.actors.system, lessonId, body, observed: LessonFixtures.failure(projectId, "run-e2e-0", fingerprint, now - 1) })
       for (const [n, runId] of ["run-e2e-1", "run-e2e-2"].entries()) {
         yield* lessons.recordFailure({ actor: LessonFixtures.actors.verifier, failure: LessonFixtures.failure(projectId, runId, fingerprint, now + n) })
       }

@@ -232,6 +232,15 @@ export const lessons = (engine: Engine): void => {
 
       // an agent, off a terminal or on one, without the person's key: refused, nothing stored
       const before = await engine.fingerprint(world)
+      // naming a failure's fingerprint, even declared as a person: only an observed failure or a
+      // person's signed edit ties a lesson to one (two runs failing with it would verify the text)
+      const named = world.file("named.yaml", lessonYaml(world, ["fingerprints: [\"fp:exit:1:0123456789abcdef\"]"]))
+      for (const actor of ["agent:claude", "user:ana"]) {
+        const refused = await world.run(["lessons", "propose", "--file", named, "--id", "named", "--json"], { env: { ...agent, RATCHET_ACTOR: actor } })
+        expect(refused.code, `${actor}: ${refused.stdout}`).toBe(2)
+        expect(refused.json.error, actor).toMatchObject({ _tag: "@ratchet/kernel/LessonCommandRefused", code: "observed_fingerprints_only" })
+        expect(refused.json.error.fix).toContain("ratchet lessons edit")
+      }
       for (const verb of ["pin", "reject", "deprecate"]) {
         const refused = await world.run(["lessons", verb, "tz-in-tests", "--json"], { env: agent })
         expect(refused.code, refused.stdout).toBe(2)

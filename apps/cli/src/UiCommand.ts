@@ -25,16 +25,25 @@ export const traceUrlOf = (option: unknown, variable: string | undefined): Effec
   const shown = JSON.stringify(given.value.slice(0, 120))
   const fix = `Give the viewer's address of one trace with {traceId} where the id goes, e.g. ${given.field === "--trace-url" ? "--trace-url " : "RATCHET_TRACE_URL="}'http://localhost:16686/trace/{traceId}'.`
   if (given.value.length > 2048) return Effect.fail(new ControllerError.InvalidRequest({ field: given.field, reason: `the address has ${given.value.length} characters (at most 2048).`, fix }))
-  if (!given.value.includes("{traceId}")) return Effect.fail(new ControllerError.InvalidRequest({ field: given.field, reason: `${shown} has no {traceId} for the page to put a trace's id in.`, fix }))
+  const refuse = (reason: string) => Effect.fail(new ControllerError.InvalidRequest({ field: given.field, reason, fix }))
+  if (!given.value.includes("{traceId}")) return refuse(`${shown} has no {traceId} for the page to put a trace's id in.`)
+  // The URL parser drops leading and trailing blanks and tabs or newlines inside, so the link would
+  // not be the address given: such characters are refused, to be percent-encoded (%20).
+  const blank = given.value.search(/[\u0000-\u0020\u007f]/)
+  if (blank >= 0) return refuse(`${shown} has a space or control character at position ${blank + 1}; percent-encode it (%20 for a space).`)
   let url: URL
+  let other: URL
   try {
     url = new URL(given.value.replaceAll("{traceId}", "0"))
+    other = new URL(given.value.replaceAll("{traceId}", "1"))
   } catch {
-    return Effect.fail(new ControllerError.InvalidRequest({ field: given.field, reason: `${shown} is not a URL.`, fix }))
+    return refuse(`${shown} is not a URL.`)
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return Effect.fail(new ControllerError.InvalidRequest({ field: given.field, reason: `${shown} is a ${url.protocol} address; the page links only to http and https.`, fix }))
-  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return refuse(`${shown} is a ${url.protocol} address; the page links only to http and https.`)
+  // Every page shows the link: a password in it would be shown to whoever reads the page.
+  if (url.username !== "" || url.password !== "") return refuse(`${shown} carries a user name or password before the host; the page would show it to anyone who reads it. Leave it out and sign in at the viewer.`)
+  // A trace id chooses the path, never the server the browser is sent to.
+  if (url.origin !== other.origin) return refuse(`${shown} puts {traceId} in the host or port; it belongs in the path, the query or the fragment.`)
   return Effect.succeed(given.value)
 }
 

@@ -13,7 +13,9 @@ describe("traceUrlOf", () => {
   it.each([
     ["a Jaeger address", "http://localhost:16686/trace/{traceId}"],
     ["an https viewer with the id in its query", "https://ui.honeycomb.io/team/trace?trace_id={traceId}"],
-    ["the id twice", "http://tempo.local/{traceId}#{traceId}"]
+    ["the id twice", "http://tempo.local/{traceId}#{traceId}"],
+    ["a percent-encoded space", "http://a/my%20trace/{traceId}"],
+    ["an IPv6 host and port", "http://[::1]:16686/trace/{traceId}"]
   ])("takes %s from the flag", (_, value) => {
     expect(run(value, undefined)).toEqual(Either.right(value))
   })
@@ -38,7 +40,17 @@ describe("traceUrlOf", () => {
     ["a relative path", "/trace/{traceId}", "is not a URL"],
     ["an empty flag", "", "has no {traceId}"],
     ["a template of 3 kB", `http://a/{traceId}${"x".repeat(3000)}`, "at most 2048"],
-    ["a different placeholder", "http://a/{trace_id}", "has no {traceId}"]
+    ["a different placeholder", "http://a/{trace_id}", "has no {traceId}"],
+    ["a leading space", " http://localhost:16686/trace/{traceId}", "space or control character at position 1"],
+    ["a trailing newline", "http://localhost:16686/trace/{traceId}\n", "at position 39"],
+    ["a tab inside", "http://local\thost:16686/trace/{traceId}", "at position 13"],
+    ["a space in the path", "http://a/my trace/{traceId}", "percent-encode it"],
+    ["a DEL character", "http://a/\u007f/{traceId}", "at position 10"],
+    ["a user and password", "http://ana:secret@localhost:16686/trace/{traceId}", "user name or password"],
+    ["a user alone", "https://ana@viewer.example/{traceId}", "user name or password"],
+    ["the id as the host", "http://{traceId}/trace", "in the host or port"],
+    ["the id in a subdomain", "https://{traceId}.viewer.example/trace", "in the host or port"],
+    ["the id as the port", "http://localhost:1{traceId}/trace", "in the host or port"]
   ])("refuses %s, naming the flag", (_, value, reason) => {
     const result = run(value, undefined)
     expect(Either.isLeft(result)).toBe(true)

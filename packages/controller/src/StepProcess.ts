@@ -187,7 +187,8 @@ const marked = (pid: number, name: string): boolean => {
  * @category constructors
  */
 export const discard = (directory: string, name: string): void => {
-  for (const file of Object.values(filesOf(directory, name))) {
+  const files = filesOf(directory, name)
+  for (const file of [...Object.values(files), `${files.pid}.tmp`]) {
     try {
       fs.rmSync(file, { force: true })
     } catch {
@@ -243,7 +244,11 @@ export const start = (input: {
     if (child.pid !== undefined) {
       // The shell was forked before spawn returned, so its start time is already there to read.
       const started = stat(child.pid)?.startTicks ?? "0"
-      fs.writeFileSync(files.pid, `${child.pid} ${bootId()} ${started}`, { mode: 0o600 })
+      // Written aside and renamed into place, so a reader (a runner recovering this one) sees the
+      // whole line or no file, never a pid without its boot and start time.
+      const aside = `${files.pid}.tmp`
+      fs.writeFileSync(aside, `${child.pid} ${bootId()} ${started}`, { mode: 0o600 })
+      fs.renameSync(aside, files.pid)
     }
   } catch (error) {
     spawnError = error instanceof Error ? error.message : String(error)

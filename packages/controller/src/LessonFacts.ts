@@ -330,7 +330,7 @@ export const completed = (input: {
           assisted: false,
           // A completion passed the completion gate: verified work, the evidence a success needs.
           eligible: true,
-          scope: { paths, taskType: null },
+          scope: { paths, taskType: input.task.spec?.spec.taskType ?? null },
           at: yield* Clock.currentTimeMillis
         }
       })

@@ -88,7 +88,8 @@ export const recorder = (via: Via): Event.Actor => ({ kind: "system", id: via ==
 /** The query a task asks: its project, its allowed scope, its goal and criteria. */
 /**
  * What task `task` asks the lessons store: its project's lessons whose scope covers the paths its
- * spec names (relevant paths and allowed scope), those carrying one of its failure fingerprints
+ * spec names (relevant paths and allowed scope) and its spec's task type (a lesson scoped to types
+ * reaches no task without one), those carrying one of its failure fingerprints
  * first, ranked by its goal's and criteria's words. The one definition: the hooks, MCP and
  * `ratchet lessons query` ask the same.
  *
@@ -100,7 +101,7 @@ export const queryOf = (task: Task.Task): Lessons.Query => {
   return {
     projectId: task.projectId,
     paths: [...(spec?.context?.relevantPaths ?? []), ...(spec?.execution?.allowedScope ?? [])],
-    taskType: null,
+    taskType: spec?.taskType ?? null,
     fingerprints: task.failureFingerprints,
     text: [task.goal, ...(spec?.acceptanceCriteria ?? []).map((ac) => ac.outcome)].join("\n")
   }

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as Lessons from "@ratchet/memory/Lessons"
 import * as fc from "fast-check"
+import type * as Task from "@ratchet/kernel/Task"
 import * as TaskLessons from "../src/TaskLessons.js"
 
 const lesson = (id: string, summary: string, status: "verified" | "enforced" = "verified"): Lessons.Applicable => ({
@@ -62,5 +63,33 @@ describe("TaskLessons.render", () => {
   it("a showing is recorded by Ratchet itself, never as the agent", () => {
     expect(TaskLessons.recorder("hook")).toEqual({ kind: "system", id: "lessons-hook" })
     expect(TaskLessons.recorder("mcp")).toEqual({ kind: "system", id: "lessons-mcp" })
+  })
+})
+
+describe("TaskLessons.queryOf", () => {
+  // Only what queryOf reads: the task's project, goal, failures and spec.
+  const taskWith = (spec: Record<string, unknown> | null) =>
+    ({
+      taskId: "t-1",
+      projectId: "prj-1",
+      goal: "Fix the monthly report",
+      failureFingerprints: ["fp:exit:1:0123456789abcdef"],
+      spec: spec === null ? null : { spec: { goal: "Fix the monthly report", acceptanceCriteria: [{ id: "AC-001", outcome: "totals match", required: true }], ...spec } }
+    }) as unknown as Task.Task
+
+  it("asks for the spec's task type, its paths, the failures and the goal's and criteria's words", () => {
+    const query = TaskLessons.queryOf(taskWith({ taskType: "bugfix", context: { relevantPaths: ["src/report.ts"] }, execution: { allowedScope: ["src/**"] } }))
+    expect(query).toEqual({
+      projectId: "prj-1",
+      paths: ["src/report.ts", "src/**"],
+      taskType: "bugfix",
+      fingerprints: ["fp:exit:1:0123456789abcdef"],
+      text: "Fix the monthly report\ntotals match"
+    })
+  })
+
+  it("asks for no task type when the spec names none, or there is no spec yet", () => {
+    expect(TaskLessons.queryOf(taskWith({})).taskType).toBeNull()
+    expect(TaskLessons.queryOf(taskWith(null))).toMatchObject({ taskType: null, paths: [], text: "Fix the monthly report" })
   })
 })

@@ -130,20 +130,13 @@ export const LessonId = Schema.String.pipe(
 )
 
 /**
- * A kind of task a lesson applies to (`bugfix`, `migration`, …): 1 to 64 characters from
- * `a-z 0-9 _ -`, starting with a letter or digit.
+ * A kind of task a lesson applies to (`bugfix`, `migration`, …): a spec's `taskType`
+ * ({@link Spec.TaskType}).
  *
  * @since 0.3.0
  * @category schemas
  */
-export const TaskType = Schema.String.pipe(
-  Schema.pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, {
-    message: (issue) =>
-      `expected a task type (1 to 64 characters from a-z 0-9 _ -, starting with a letter or digit), got ${
-        JSON.stringify(String(issue.actual).slice(0, 80))
-      }`
-  })
-)
+export const TaskType = Spec.TaskType
 
 const pathLike = (max: number) =>
   text(max, true).pipe(

@@ -211,6 +211,22 @@ export const Execution = Schema.Struct({
 export interface Execution extends Schema.Schema.Type<typeof Execution> {}
 
 /**
+ * A kind of task (`bugfix`, `migration`, …): 1 to 64 characters from `a-z 0-9 _ -`, starting with
+ * a letter or digit. A spec may name its task's; a lesson's scope may name the kinds it applies to.
+ *
+ * @since 0.4.0
+ * @category schemas
+ */
+export const TaskType = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, {
+    message: (issue) =>
+      `expected a task type (1 to 64 characters from a-z 0-9 _ -, starting with a letter or digit), got ${
+        JSON.stringify(String(issue.actual).slice(0, 80))
+      }`
+  })
+)
+
+/**
  * The contract's semantic fields. Decode input with {@link decode}, which also rejects unknown keys.
  *
  * @since 0.1.0
@@ -223,7 +239,9 @@ export const Spec = Schema.Struct({
   decisions: optional(Texts),
   context: optional(Context),
   acceptanceCriteria: AcceptanceCriteria,
-  execution: optional(Execution)
+  execution: optional(Execution),
+  /** The kind of task (`bugfix`, `feature`, …): lessons scoped to task types apply by it. */
+  taskType: optional(TaskType)
 }).annotations({ identifier: "Spec" })
 
 /**
@@ -339,6 +357,7 @@ export interface Projection {
     readonly test_policy?: string
     readonly retry?: { readonly max_successors: number }
   }
+  readonly task_type?: string
 }
 
 const criterionProjection = (ac: AcceptanceCriterion) =>
@@ -378,7 +397,8 @@ export const projection = (spec: Spec): Projection =>
       forbidden_scope: spec.execution.forbiddenScope,
       test_policy: spec.execution.testPolicy,
       retry: spec.execution.retry && { max_successors: spec.execution.retry.maxSuccessors }
-    })
+    }),
+    task_type: spec.taskType
   }) as unknown as Projection
 
 /**
@@ -416,6 +436,7 @@ export type SemanticField =
   | "context"
   | "acceptanceCriteria"
   | "execution"
+  | "taskType"
 
 const projectedAs: ReadonlyArray<readonly [SemanticField, keyof Projection]> = [
   ["goal", "goal"],
@@ -424,7 +445,8 @@ const projectedAs: ReadonlyArray<readonly [SemanticField, keyof Projection]> = [
   ["decisions", "decisions"],
   ["context", "context"],
   ["acceptanceCriteria", "acceptance_criteria"],
-  ["execution", "execution"]
+  ["execution", "execution"],
+  ["taskType", "task_type"]
 ]
 
 /**

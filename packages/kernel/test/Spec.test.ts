@@ -138,6 +138,8 @@ describe("Spec.decode accepted inputs", () => {
         { id: "AC-002", outcome: "o", required: true, verify: { command: "c", expectExitCode: 255, timeoutSeconds: 86_400 } }
       ]
     }],
+    ["a task type", { ...minimal, taskType: "bugfix" }],
+    ["a task type of 64 characters with digits, - and _", { ...minimal, taskType: `9a-b_${"c".repeat(59)}` }],
     ["retry bounds", { ...minimal, execution: { retry: { maxSuccessors: 0 } } }],
     ["retry upper bound", { ...minimal, execution: { retry: { maxSuccessors: 5 } } }],
     ["empty arrays and objects", { ...minimal, nonGoals: [], decisions: [], context: {}, execution: { allowedScope: [] } }],
@@ -160,6 +162,20 @@ describe("Spec.decode rejected inputs", () => {
     expect(issues(input)).toStrictEqual([{ path: "", message: `Expected Spec, actual ${input === undefined ? "undefined" : JSON.stringify(input)}` }])
   })
 
+  it.each([
+    ["empty", ""],
+    ["capitals", "Bugfix"],
+    ["a space", "bug fix"],
+    ["a leading dash", "-bugfix"],
+    ["65 characters", "a".repeat(65)],
+    ["a path", "../bugfix"],
+    ["a number", 7]
+  ])("rejects a task type that is %s, naming the field", (_name, taskType) => {
+    const found = issues({ ...minimal, taskType })
+    expect(found.map((issue) => issue.path)).toStrictEqual(["/taskType"])
+    expect(found[0]!.message).toMatch(/task type|Expected string/)
+  })
+
   it("lists an unknown key at the top level and inside nested objects", () => {
     const found = issues({
       ...minimal,
@@ -175,7 +191,7 @@ describe("Spec.decode rejected inputs", () => {
       "/extra"
     ])
     expect(found.find((issue) => issue.path === "/extra")?.message).toBe(
-      `is unexpected, expected: "goal" | "nonGoals" | "constraints" | "decisions" | "context" | "acceptanceCriteria" | "execution"`
+      `is unexpected, expected: "goal" | "nonGoals" | "constraints" | "decisions" | "context" | "acceptanceCriteria" | "execution" | "taskType"`
     )
   })
 
@@ -468,7 +484,8 @@ const edits: ReadonlyArray<Edit> = [
   ["execution.allowedScope", "execution", (s) => ({ ...s, execution: { ...execution, allowedScope: ["src/import/**"] } })],
   ["execution.forbiddenScope", "execution", (s) => ({ ...s, execution: { ...execution, forbiddenScope: ["src/**/legacy"] } })],
   ["execution.testPolicy", "execution", (s) => ({ ...s, execution: { ...execution, testPolicy: "tests after" } })],
-  ["execution.retry", "execution", (s) => ({ ...s, execution: { ...execution, retry: { maxSuccessors: 4 } } })]
+  ["execution.retry", "execution", (s) => ({ ...s, execution: { ...execution, retry: { maxSuccessors: 4 } } })],
+  ["an added task type", "taskType", (s) => ({ ...s, taskType: "bugfix" })]
 ]
 
 describe("Spec digest sensitivity", () => {

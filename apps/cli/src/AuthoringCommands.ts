@@ -182,7 +182,7 @@ export const spec: CommandSpec = {
   usage: "ratchet spec <task> --file <spec.md>",
   summary: "Propose the spec (the contract) from a Markdown file with YAML front matter",
   description:
-    "The front matter holds the semantic fields (goal, nonGoals, constraints, decisions, context, acceptanceCriteria, execution), decoded strictly: unknown keys are errors. The body is editorial: changing only the body keeps the digest and changes nothing downstream. A semantic change voids the spec approval and marks the plan stale. Nothing in the file counts as approval. ratchet digest <spec.md> prints the digest without proposing it.",
+    "The front matter holds the semantic fields (goal, nonGoals, constraints, decisions, context, acceptanceCriteria, execution, taskType), decoded strictly: unknown keys are errors. The body is editorial: changing only the body keeps the digest and changes nothing downstream. A semantic change voids the spec approval and marks the plan stale. Nothing in the file counts as approval. ratchet digest <spec.md> prints the digest without proposing it.",
   positionals: [taskArg],
   options: { file: { type: "string", required: true, valueName: "<spec.md>", complete: "file", description: "The spec file (at most 1 MiB, UTF-8)." }, ...leaseEpoch },
   examples: ["ratchet spec t-3f9a1c2b --file spec.md"],

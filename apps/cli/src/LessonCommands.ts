@@ -169,7 +169,7 @@ export const query: CommandSpec = {
   usage: "ratchet lessons query --task <task>",
   summary: "The few verified lessons that apply to a task",
   description:
-    "What an agent working on the task is handed: this project's verified and enforced lessons (never candidates, never compiled ones), those carrying one of the task's failure fingerprints first, kept only when their scope covers the paths the task's spec names, ranked by the words of its goal and criteria; at most three, each summary at most 400 characters.",
+    "What an agent working on the task is handed: this project's verified and enforced lessons (never candidates, never compiled ones), those carrying one of the task's failure fingerprints first, kept only when their scope covers the paths the task's spec names and its task type, ranked by the words of its goal and criteria; at most three, each summary at most 400 characters. While the task is RUNNING they are recorded as shown to its run (recorded: true), as the hooks and MCP record theirs: whoever reads them may pass them on, so the run's success counts as helped by them, never toward expiring them.",
   positionals: [],
   options: { task: { type: "string", required: true, valueName: "<task>", description: "The task the lessons are for.", complete: "task" } },
   examples: ["ratchet lessons query --task t-3f9a1c2b", "ratchet lessons query --task t-3f9a1c2b --json"],
@@ -177,7 +177,7 @@ export const query: CommandSpec = {
   run: (parsed, env) =>
     withLessons(Effect.map(LessonControls.query(str(parsed, "task")), (found) =>
       ok(
-        { taskId: found.taskId, lessons: found.lessons },
+        { taskId: found.taskId, lessons: found.lessons, recorded: found.recorded },
         found.lessons.length === 0
           ? `No verified lesson applies to ${found.taskId}.`
           : found.lessons.map((lesson) => line(lesson, env)).join("\n")

@@ -22,7 +22,6 @@ import * as Lesson from "@ratchet/kernel/Lesson"
 import * as LessonDecider from "@ratchet/kernel/LessonDecider"
 import type * as LessonRules from "@ratchet/kernel/LessonRules"
 import * as Lessons from "@ratchet/memory/Lessons"
-import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -32,7 +31,6 @@ import * as ControllerError from "./ControllerError.js"
 import * as LessonFile from "./LessonFile.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as Signed from "./Signed.js"
-import * as TaskBranch from "./TaskBranch.js"
 import * as TaskLessons from "./TaskLessons.js"
 
 /**
@@ -113,23 +111,19 @@ export const show = (id: string) => lessonOf(id)
  * The lessons that apply to task `taskId`: its project's verified and enforced lessons, those with
  * one of its failure fingerprints first, whose scope covers the paths its spec names (relevant
  * paths and allowed scope), ranked by its goal's and criteria's words; at most three summaries.
+ * While the task is RUNNING they are recorded as shown to its run, as the hooks and MCP record
+ * theirs: whoever asks (an agent's shell, or a person who may pass them on), the run may be helped
+ * by them, and a helped success never counts toward expiring a lesson.
  *
  * @since 0.3.0
  * @category constructors
  */
 export const query = (taskId: string) =>
-  Effect.gen(function*() {
-    const lessons = yield* Lessons.Lessons
-    const project = yield* Project
-    const models = yield* ReadModel.ReadModels
-    const summary = yield* models.taskSummary(taskId, yield* TaskBranch.of(taskId))
-    if (summary === null || summary.projectId !== project.project.projectId) {
-      return yield* new ControllerError.TaskNotFound({ taskId, projectId: project.project.projectId })
-    }
-    const asked = TaskLessons.queryOf(summary.task)
-    const applicable = yield* lessons.query(asked)
-    return { taskId, paths: asked.paths, lessons: applicable }
-  })
+  Effect.map(TaskLessons.forTask({ taskId, via: "cli", record: true }), (found) => ({
+    taskId: found.taskId,
+    lessons: found.lessons,
+    recorded: found.recorded
+  }))
 
 /**
  * Asks the evaluator again about every candidate and probationary lesson of the project: an expiry

@@ -39,12 +39,13 @@ import * as TaskBranch from "./TaskBranch.js"
 export const budget = 2048
 
 /**
- * How the lessons reach the agent: a host's hook, or the agent's own MCP call.
+ * How the lessons reach the agent: a host's hook, the agent's own MCP call, or `ratchet lessons
+ * query` (an agent's shell or a person who may pass them on: either way the run may be helped).
  *
  * @since 0.4.0
  * @category models
  */
-export type Via = "hook" | "mcp"
+export type Via = "hook" | "mcp" | "cli"
 
 /**
  * What a read is asked: the task, how it is shown, whether it is recorded as shown (only in
@@ -83,7 +84,7 @@ export interface Result {
  * @since 0.4.0
  * @category models
  */
-export const recorder = (via: Via): Event.Actor => ({ kind: "system", id: via === "hook" ? "lessons-hook" : "lessons-mcp" })
+export const recorder = (via: Via): Event.Actor => ({ kind: "system", id: `lessons-${via}` })
 
 /** The query a task asks: its project, its allowed scope, its goal and criteria. */
 /**

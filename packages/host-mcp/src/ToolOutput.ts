@@ -195,7 +195,7 @@ export const bodies = {
     lessons: Schema.Array(Schema.Struct({
       lessonId: Schema.String,
       status: Lesson.Status,
-      via: Schema.Literal("hook", "mcp"),
+      via: Schema.Literal("hook", "mcp", "cli"),
       at: Schema.Number,
       stepId: NullableString,
       attempt: NullableInt

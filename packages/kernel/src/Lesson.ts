@@ -455,7 +455,8 @@ export const Shown = Schema.Struct({
   taskId: Name,
   stepId: Schema.NullOr(Name),
   attempt: Schema.NullOr(Attempt),
-  via: Schema.Literal("hook", "mcp"),
+  /** A host's hook, the agent's MCP call, or `ratchet lessons query` (whoever ran it). */
+  via: Schema.Literal("hook", "mcp", "cli"),
   at: Timestamp
 })
 

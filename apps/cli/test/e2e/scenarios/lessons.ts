@@ -168,8 +168,16 @@ export const lessons = (engine: Engine): void => {
       const query = await world.ok(["lessons", "query", "--task", later, "--json"])
       expect(query.json.lessons.map((l: { id: string }) => l.id)).toEqual([id])
       expect(query.json.lessons[0].summary.length).toBeLessThanOrEqual(400)
+      expect(query.json.recorded).toBe(false) // the task is not running: there is no run to help
       const text = await world.ok(["lessons", "query", "--task", later])
       expect(text.stdout).toContain(id)
+      // read for a running task (from an agent's shell, or by a person who may pass it on), the
+      // lesson is recorded as shown to its run, as the hooks and MCP record theirs
+      const forRunning = await world.ok(["lessons", "query", "--task", second.taskId, "--json"], { env: { RATCHET_ACTOR: "agent:claude" } })
+      expect(forRunning.json).toMatchObject({ taskId: second.taskId, recorded: true })
+      expect(forRunning.json.lessons.map((l: { id: string }) => l.id)).toEqual([id])
+      const shownBy = (await showLesson(world, id)).events.filter((e: { type: string }) => e.type === "LessonShown")
+      expect(shownBy.map((e: { actor: { kind: string; id: string } }) => e.actor)).toEqual([{ kind: "system", id: "lessons-cli" }])
       // the tasks' own lifecycles were not changed by the lessons
       expect((await status(world, first.taskId)).state).toBe("BLOCKED")
       expect((await status(world, second.taskId)).state).toBe("RUNNING")

@@ -46,6 +46,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as AgentFence from "./AgentFence.js"
 import type * as AgentHooks from "./AgentHooks.js"
+import * as AgentToolCalls from "./AgentToolCalls.js"
 import type * as AgentHost from "./AgentHost.js"
 import * as CommandHandler from "./CommandHandler.js"
 import { Project } from "./Controller.js"
@@ -541,7 +542,11 @@ const runScoped = (
         const finished = yield* writer.write((read, at) => {
           following = null
           const fresh = read.summary?.task ?? task
-          const ended = RunAgentStep.finish(ran, {
+          // An agent's tool calls whose end no hook reported are closed before its end (ADR 0040).
+          const unreported = RunAgentStep.isAgent(ran)
+            ? AgentToolCalls.closeUnreported(read.run, { runId, stepId: ran.stepId, attempt: ran.attempt, agentIntentId: ran.intentId }, { actor, at })
+            : []
+          const ended = [...unreported, ...RunAgentStep.finish(ran, {
             runId,
             taskId,
             actor,
@@ -549,7 +554,7 @@ const runScoped = (
             task: fresh,
             allowedScope: spec.spec.execution?.allowedScope ?? [],
             forbiddenScope: spec.spec.execution?.forbiddenScope ?? []
-          })
+          })]
           // A cancelled step ends the run; a tree that could not be read has no boundary.
           if (ran.cancelled !== null || Either.isLeft(after)) return ended
           // What comes next, as the state will be once the step's end is folded.

@@ -5,7 +5,8 @@
  * Claude Code does (`apps/runner/test/stand-in/hooks.mjs`), so the real `ratchet hook claude-code`
  * judges each against the store:
  * - an edit inside the scope is allowed and is an intent of the agent's attempt, dispatched before
- *   the edit and resolved after, under the runner's lease epoch;
+ *   the edit and resolved after, under the runner's lease epoch; one whose end no hook reported is
+ *   closed (Failed, noted) in the write that records the agent's end;
  * - a write outside the scope, and `ratchet approve` through the Bash tool, are denied, do not
  *   happen, and are noted on the attempt with the reason;
  * - a session that sets the runner's variables with another capability, or without one, is denied
@@ -52,7 +53,9 @@ export const agentFenceScenarios = (engine: Engine): void => {
         { tool: "Write", input: { file_path: "src/outside.txt", content: "no\n" } },
         { tool: "Bash", input: { command: `ratchet approve ${taskId} plan`, description: "Approve the plan" } },
         { tool: "Write", input: { file_path: "test/impostor.txt", content: "no\n" }, env: { RATCHET_CAPABILITY: forged } },
-        { tool: "Write", input: { file_path: "test/nocap.txt", content: "no\n" }, env: { RATCHET_CAPABILITY: null } }
+        { tool: "Write", input: { file_path: "test/nocap.txt", content: "no\n" }, env: { RATCHET_CAPABILITY: null } },
+        // Allowed and done, and its end never reported by a hook: the runner closes it at the agent's end.
+        { tool: "Write", input: { file_path: "test/unreported.txt", content: "yes\n" }, skipPost: true }
       ])
       const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }
       const ran = await world.run(["run", taskId, "--json"], { env })
@@ -63,9 +66,9 @@ export const agentFenceScenarios = (engine: Engine): void => {
       // What the hooks answered, call by call (the stand-in's record of each PreToolUse).
       const answers = fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => JSON.parse(line))
       const pre = answers.filter((answer) => answer.event === "PreToolUse")
-      expect(pre).toHaveLength(5)
+      expect(pre).toHaveLength(6)
       const decisionOf = (answer: { stdout: string }) => (answer.stdout.trim() === "" ? "allow" : JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision ?? "allow")
-      expect(pre.map(decisionOf)).toEqual(["allow", "deny", "deny", "deny", "deny"])
+      expect(pre.map(decisionOf)).toEqual(["allow", "deny", "deny", "deny", "deny", "allow"])
       expect(pre[3].stdout).toContain("is not the capability the runner gave that attempt's agent")
       expect(pre[4].stdout).toContain("RATCHET_CAPABILITY is not set")
 
@@ -89,16 +92,23 @@ export const agentFenceScenarios = (engine: Engine): void => {
       expect(dispatched.lsn).toBeLessThan(resolved.lsn)
       const exited = log.find((record) => record.type === "CommandExited")!
       expect(resolved.lsn).toBeLessThan(exited.lsn)
-      // No other tool call was recorded as an intent.
-      expect(log.filter((record) => record.type === "IntentRecorded").map((record) => record.event.intentId)).toEqual([agentIntent.event.intentId, toolId])
+      // No other tool call was recorded as an intent, but the one whose end no hook reported, which
+      // the runner closed (Failed) in the write that recorded the agent's end.
+      const recordedIds = log.filter((record) => record.type === "IntentRecorded").map((record) => record.event.intentId)
+      expect(recordedIds).toHaveLength(3)
+      expect(recordedIds.slice(0, 2)).toEqual([agentIntent.event.intentId, toolId])
+      const unreported = log.find((record) => record.type === "IntentResolved" && record.event.intentId === recordedIds[2])!
+      expect(unreported.event.outcome).toBe("Failed")
+      expect(unreported.operationId).toBe(exited.operationId)
 
       // The two denials the fence let through to the guard are noted on the attempt, with why; the impostors wrote nothing.
       const notes = log.filter((record) => record.type === "AttemptNoted").map((record) => record.event.note as string)
-      expect(notes).toHaveLength(2)
+      expect(notes).toHaveLength(3)
       expect(notes[0]).toMatch(/^tool call refused: .*src\/outside\.txt.*allowed scope/)
       expect(notes[1]).toMatch(/^tool call refused: .*ratchet approve.*is for a person/)
+      expect(notes[2]).toBe(`closed when the agent ended, their end never reported by a hook (the host ran no end hook for them, or stopped mid-call): ${recordedIds[2]}`)
       expect(log.filter((record) => record.type === "TurnRecorded").some((record) => record.event.turn._tag === "toolRejected")).toBe(true)
-      expect(exited.event.changedPaths).toEqual(["test/flag.txt"])
+      expect(exited.event.changedPaths).toEqual(["test/flag.txt", "test/unreported.txt"])
       expect(transitionsOf(log)).toEqual(["impl#1:Pending→Running", "impl#1:Running→Succeeded"])
       expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "VERIFYING" })
     })

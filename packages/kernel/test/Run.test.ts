@@ -225,6 +225,16 @@ describe("Run.decide: a worker's effects, ends and turns", () => {
     })
   })
 
+  it("DispatchEffect is accepted in an agent step's attempt, whose own intent is dispatched (ADR 0040)", () => {
+    // `running`: attempt 1 of build Running with the runner's intent i-1 dispatched, as an agent's is.
+    expect(eventsOf(Run.decide({ _tag: "DispatchEffect", ...meta, stepId: "build", attempt: 1, intentId: "tool-1", description: "Write src/a.ts" }, running))).toEqual([
+      { _tag: "IntentRecorded", ...v, intentId: "tool-1", runId: "run-1", stepId: "build", attempt: 1, description: "Write src/a.ts" },
+      { _tag: "IntentDispatched", ...v, intentId: "tool-1" }
+    ])
+    const ended = stateOf(scheduled("build", 1), moved("build", 1, "Pending", "Running"), recorded("i-1", "build", 1), dispatched("i-1"), moved("build", 1, "Running", "Indeterminate"))
+    expect(refusalOf(Run.decide({ _tag: "DispatchEffect", ...meta, stepId: "build", attempt: 1, intentId: "tool-1", description: "x" }, ended))).toContain("is not running (Indeterminate)")
+  })
+
   it("ResolveEffect resolves a dispatched effect only", () => {
     expect(eventsOf(Run.decide({ _tag: "ResolveEffect", ...meta, intentId: "i-1", outcome: "Failed", resultRefs: ["r"] }, running))).toEqual([
       { _tag: "IntentResolved", ...v, intentId: "i-1", outcome: "Failed", resultRefs: ["r"] }

@@ -20,10 +20,15 @@
  * into the agent's context (`HookLessons`, ADR 0038), each recorded as shown to the run before it is
  * shown. Lessons are advice: a hook that cannot read or record them still answers, without them.
  *
+ * A session whose environment claims to be the runner's agent of an agent step (ADR 0040) is
+ * judged by `HookAgent` instead: its claim checked against the store, its calls held to the
+ * contract and recorded in that attempt under the runner's lease, and nothing else.
+ *
  * Whatever goes wrong (a payload that does not decode, a store that cannot be read, a bug) becomes
  * the adapter's failure answer: closed (blocking) for tool calls, open (a warning) elsewhere. No
  * stack trace reaches the host.
  */
+import * as AgentFence from "@ratchet/controller/AgentFence"
 import * as Controller from "@ratchet/controller/Controller"
 import * as HostSession from "@ratchet/controller/HostSession"
 import * as HostView from "@ratchet/controller/HostView"
@@ -394,6 +399,21 @@ const messageOf = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" ? error.message : String(error)
 
 /**
+ * The decision about an event of a session claiming to be the runner's agent (`HookAgent`, loaded
+ * only then). Outside a Ratchet project nothing can check the claim: its tool calls are denied.
+ */
+const agentDecision = (event: HostEvent.HostEvent, claim: AgentFence.Read & { readonly _tag: "Claim" | "Broken" }, start: string) =>
+  inProject(
+    start,
+    event.session,
+    (): Guard.Decision =>
+      event._tag === "ToolCallRequested"
+        ? deny("this session claims to be a runner's agent, but it is not in a Ratchet project, so the claim cannot be checked.", "Run agent steps with ratchet run in the project's checkout.")
+        : allow,
+    (root) => Effect.flatMap(Effect.promise(() => import("./HookAgent.js")), (agent) => agent.judge(event, claim, root))
+  )
+
+/**
  * Where the hook runs: its working directory (as the host started it, or `-C`) and its environment
  * (where the host's project variable is read).
  */
@@ -412,7 +432,11 @@ export const answer = (adapter: HostAdapter.HostAdapter, raw: string, where: Whe
       onSuccess: (event) => {
         const start = ProjectRoot.start({ variable: adapter.projectVariable, environment: where.environment, directory: where.directory })
         if (start._tag === "Invalid") return Effect.succeed(adapter.failure(nameOf(event), start.reason))
-        const answered: Effect.Effect<Answer, unknown> = event._tag === "SessionStarted" || event._tag === "PromptSubmitted"
+        // The runner's agent (or a session claiming to be it) is judged by its own rules (ADR 0040).
+        const claim = AgentFence.claimOf(where.environment)
+        const answered: Effect.Effect<Answer, unknown> = claim._tag !== "None"
+          ? Effect.map(agentDecision(event, claim, start.directory), (decision) => ({ decision, context: null, warning: null }))
+          : event._tag === "SessionStarted" || event._tag === "PromptSubmitted"
           ? opened(event, start.directory)
           : Effect.map(judge(adapter, event, start.directory), (decision) => ({ decision, context: null, warning: null }))
         return answered.pipe(

@@ -31,6 +31,19 @@ export const bin = (): string => {
 }
 
 /**
+ * Where this CLI's hook is, for the runner to give an agent step's host (ADR 0040): the launcher
+ * beside its bin and the bundle it runs, both by absolute path (as `ratchet hooks install` writes
+ * them). The package root is found as {@link bin} finds it.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const hookEnvironment = (): Readonly<Record<string, string>> => {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+  return { RATCHET_HOOK_LAUNCHER: path.join(root, "bin", "ratchet-hook"), RATCHET_HOOK_CLI: path.join(root, "dist", "ratchet.mjs") }
+}
+
+/**
  * Runs the runner with `args` in the foreground, sharing this terminal; resolves to its exit code
  * (1 when it could not be started, or died of a signal).
  *
@@ -40,7 +53,7 @@ export const bin = (): string => {
 export const foreground = (args: ReadonlyArray<string>): Effect.Effect<number> =>
   Effect.flatMap(Tracing.childEnv(process.env), (env) => Effect.async<number>((resume) => {
     // The runner's spans join this command's trace when traces are exported (TRACEPARENT).
-    const child = spawn(process.execPath, [bin(), ...args], { stdio: "inherit", env })
+    const child = spawn(process.execPath, [bin(), ...args], { stdio: "inherit", env: { ...env, ...hookEnvironment() } })
     // Ctrl-C reaches the runner too (same process group); it decides what to do, and this process
     // waits for it rather than dying first and leaving it without its terminal.
     const ignore = () => {}
@@ -76,7 +89,7 @@ export const detached = (
       const log = path.join(logs, `${name}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`)
       const fd = fs.openSync(log, "a", 0o600)
       try {
-        const child = spawn(process.execPath, [bin(), ...args], { stdio: ["ignore", fd, fd], detached: true, env: { ...parentEnv, ...env } })
+        const child = spawn(process.execPath, [bin(), ...args], { stdio: ["ignore", fd, fd], detached: true, env: { ...parentEnv, ...hookEnvironment(), ...env } })
         child.unref()
         if (child.pid === undefined) throw new Error("the runner did not start")
         return { pid: child.pid, log }

@@ -29,6 +29,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Progress from "./Progress.js"
+import * as AgentHooks from "./AgentHooks.js"
 import * as Wiring from "./Wiring.js"
 
 const exitCodeOf: Record<ControllerError.ExitClass, number> = { unexpected: 1, invalid: 2, hold: 3, conflict: 4 }
@@ -145,6 +146,7 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     home,
     onProgress: sink.progress,
     agentHosts: Wiring.agentHosts,
+    agentHooks: AgentHooks.installers(process.env),
     fault: (point) => {
       if (point === fault) process.kill(process.pid, "SIGKILL")
     }

@@ -39,11 +39,13 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
+import type * as AgentFence from "./AgentFence.js"
 import type * as ApproverCommands from "./ApproverCommands.js"
 import type * as ApproverKey from "./ApproverKey.js"
 import type * as ContractFile from "./ContractFile.js"
 import type * as ControllerError from "./ControllerError.js"
 import type * as Explain from "./Explain.js"
+import * as AgentCalls from "./internal/AgentCalls.js"
 import * as Approvals from "./internal/Approvals.js"
 import * as Brief from "./internal/Brief.js"
 import * as Contract from "./internal/Contract.js"
@@ -267,6 +269,32 @@ export interface Service {
     ) => Effect.Effect<Written & { readonly intentId: string | null }, WriteError>
   }
   /**
+   * The runner's agent's tool calls (ADR 0040). `fence` checks a session's claim to be the
+   * runner's agent of an attempt against the store (`AgentFence.check`): the verdict `Agent`
+   * carries the runner's epoch, which the other three present. `started` records and dispatches
+   * an allowed side-effecting call as an intent of the attempt before it runs (once, however many
+   * hooks report it), `ended` resolves it (`intentId` null when it was not recorded), `refused`
+   * notes a call the guard denied on the attempt, with the reason.
+   */
+  readonly agentCall: {
+    readonly fence: (claim: AgentFence.Claim) => Effect.Effect<AgentFence.Verdict, ReadError>
+    readonly started: (
+      agent: AgentFence.Verdict & { readonly _tag: "Agent" },
+      input: { readonly sessionRef: string; readonly callId: string; readonly description: string },
+      actor: Event.Actor
+    ) => Effect.Effect<{ readonly events: ReadonlyArray<string>; readonly intentId: string }, WriteError>
+    readonly ended: (
+      agent: AgentFence.Verdict & { readonly _tag: "Agent" },
+      input: { readonly sessionRef: string; readonly callId: string; readonly outcome: "Succeeded" | "Failed" },
+      actor: Event.Actor
+    ) => Effect.Effect<{ readonly events: ReadonlyArray<string>; readonly intentId: string | null }, WriteError>
+    readonly refused: (
+      agent: AgentFence.Verdict & { readonly _tag: "Agent" },
+      input: { readonly description: string; readonly reason: string },
+      actor: Event.Actor
+    ) => Effect.Effect<{ readonly events: ReadonlyArray<string> }, WriteError>
+  }
+  /**
    * What the worker's host reported of its current turn (a prompt started one, a tool was used,
    * failed or rejected, the stream was read to its end), recorded as `TurnRecorded` events in the
    * open attempt of the manual step awaiting its worker: the kernel's turn region of that attempt.
@@ -484,6 +512,7 @@ export const make: Effect.Effect<
     ...RunControl.make(kit),
     ...Steps.make(kit),
     ...HostTurns.make(kit),
+    ...AgentCalls.make(kit),
     ...History.make(kit),
     ...Leases.make(kit)
   } satisfies Service

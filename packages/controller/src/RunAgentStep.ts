@@ -35,6 +35,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as AgentEnvelope from "./AgentEnvelope.js"
+import * as AgentFence from "./AgentFence.js"
+import type * as AgentHooks from "./AgentHooks.js"
 import type * as AgentHost from "./AgentHost.js"
 import * as AgentOutcome from "./AgentOutcome.js"
 import * as RunRequest from "./RunRequest.js"
@@ -203,6 +205,10 @@ export const execute = (
     readonly intentId: string
     /** The host's stream reader; without one the host is not started and the attempt fails. */
     readonly decoder: AgentHost.Decoder | undefined
+    /** How the host is given the run's hooks (ADR 0040); without one it runs without them. */
+    readonly hooks?: AgentHooks.Install | undefined
+    /** The attempt's capability (`AgentFence`), given to the agent only, in its environment. */
+    readonly capability?: string | undefined
     readonly before: WorkTree.Observation
     readonly started: () => void
     readonly exited: () => void
@@ -214,10 +220,14 @@ export const execute = (
     const blobs = yield* BlobStore.BlobStore
     const timeoutSeconds = timeoutOf(step)
     const envelope = AgentEnvelope.make(input.task, step, attempt)
+    // The run's hooks for the host's session (ADR 0040): a host that must have them and cannot is not started.
+    const hooked = input.hooks === undefined ? null : input.hooks()
     const program = typeof envelope === "string"
       ? { problem: envelope }
       : input.decoder === undefined
       ? { problem: `this runner has no reader for the ${agent.host} stream` }
+      : hooked?._tag === "Problem"
+      ? { problem: hooked.problem }
       : AgentEnvelope.programOf(agent.host, process.env, isExecutable)
     const startedAt = yield* Clock.currentTimeMillis
     let cancelled: RunRequest.Request | null = null
@@ -238,13 +248,14 @@ export const execute = (
     } else {
       const child = StepProcess.start({
         command: AgentEnvelope.describe(agent),
-        argv: { file: program.file, args: AgentEnvelope.argsOf(agent, AgentEnvelope.promptOf(envelope)) },
+        argv: { file: program.file, args: [...(hooked?._tag === "Args" ? hooked.args : []), ...AgentEnvelope.argsOf(agent, AgentEnvelope.promptOf(envelope))] },
         capturedBytes: maxTranscriptBytes,
         cwd: context.root,
         timeoutMs: timeoutSeconds * 1000,
         env: yield* Tracing.childEnv({
           ...StepProcess.environment({ taskId: context.taskId, stepId: step.id, attempt }),
-          ...AgentEnvelope.environmentOf(envelope)
+          ...AgentEnvelope.environmentOf(envelope),
+          ...(input.capability === undefined ? {} : { [AgentFence.capabilityVariable]: input.capability })
         }),
         directory: context.outputDir,
         name: intentId,

@@ -44,6 +44,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as AgentFence from "./AgentFence.js"
+import type * as AgentHooks from "./AgentHooks.js"
+import * as AgentToolCalls from "./AgentToolCalls.js"
 import type * as AgentHost from "./AgentHost.js"
 import * as CommandHandler from "./CommandHandler.js"
 import { Project } from "./Controller.js"
@@ -158,6 +161,8 @@ export interface Options {
   readonly fault?: ((point: FaultPoint) => void) | undefined
   /** The hosts' stream readers this runner starts agent steps with; a host without one is refused (ADR 0039). */
   readonly agentHosts?: AgentHost.Decoders | undefined
+  /** How each host is given the run's hooks (ADR 0040); a host without one runs without them. */
+  readonly agentHooks?: AgentHooks.Installers | undefined
 }
 
 /**
@@ -192,6 +197,8 @@ interface Started {
   readonly attempt: number
   readonly intentId: string
   readonly index: number
+  /** An agent step's capability: only in its agent's environment; its digest is `intentId` (AgentFence). */
+  readonly capability?: string | undefined
 }
 
 /**
@@ -313,7 +320,9 @@ const runScoped = (
       const scheduled = status._tag === "Scheduled"
       const attempt = status._tag === "NotStarted" ? 1 : scheduled ? status.attempt : status.attempt + 1
       const command = step.run?.command ?? (step.agent === undefined ? null : RunAgentStep.describe(step.agent))
-      const intentId = newId("in")
+      // An agent's intent id is its capability's digest, so a hook can tell the runner's agent (ADR 0040).
+      const capability = step.agent === undefined ? undefined : AgentFence.newCapability()
+      const intentId = capability === undefined ? newId("in") : AgentFence.intentIdOf(capability)
       const item: Decider.Command = {
         _tag: "StartStep",
         actor,
@@ -324,7 +333,7 @@ const runScoped = (
         scheduled,
         effect: command === null ? null : { intentId, description: command }
       }
-      return { item, step, attempt, started: command === null ? null : { step, command, attempt, intentId, index } satisfies Started }
+      return { item, step, attempt, started: command === null ? null : { step, command, attempt, intentId, index, capability } satisfies Started }
     }
 
     /** Whether the run should stop before starting another step: a request for it is waiting. */
@@ -519,7 +528,7 @@ const runScoped = (
         const agent = current.step.agent
         const ran = yield* (agent === undefined
           ? RunStep.execute(stepContext, stepInput)
-          : RunAgentStep.execute(stepContext, { ...stepInput, task: taskNow(), decoder: agentHosts[agent.host] })).pipe(Effect.withSpan("ratchet.attempt", {
+          : RunAgentStep.execute(stepContext, { ...stepInput, task: taskNow(), decoder: agentHosts[agent.host], hooks: options.agentHooks?.[agent.host] })).pipe(Effect.withSpan("ratchet.attempt", {
           attributes: {
             "ratchet.task": taskId,
             "ratchet.run": runId,
@@ -533,7 +542,11 @@ const runScoped = (
         const finished = yield* writer.write((read, at) => {
           following = null
           const fresh = read.summary?.task ?? task
-          const ended = RunAgentStep.finish(ran, {
+          // An agent's tool calls whose end no hook reported are closed before its end (ADR 0040).
+          const unreported = RunAgentStep.isAgent(ran)
+            ? AgentToolCalls.closeUnreported(read.run, { runId, stepId: ran.stepId, attempt: ran.attempt, agentIntentId: ran.intentId }, { actor, at })
+            : []
+          const ended = [...unreported, ...RunAgentStep.finish(ran, {
             runId,
             taskId,
             actor,
@@ -541,7 +554,7 @@ const runScoped = (
             task: fresh,
             allowedScope: spec.spec.execution?.allowedScope ?? [],
             forbiddenScope: spec.spec.execution?.forbiddenScope ?? []
-          })
+          })]
           // A cancelled step ends the run; a tree that could not be read has no boundary.
           if (ran.cancelled !== null || Either.isLeft(after)) return ended
           // What comes next, as the state will be once the step's end is folded.

@@ -54,6 +54,7 @@ const runTags: ReadonlySet<string> = new Set<Run.Command["_tag"]>([
   "StartStep",
   "FinishStep",
   "DispatchEffect",
+  "RefuseEffect",
   "ResolveEffect",
   "EndAttempt",
   "CloseRun",

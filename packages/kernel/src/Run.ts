@@ -279,6 +279,13 @@ export type Command =
   }
   /** A worker's side effect inside an open attempt (a host session's tool call): recorded and dispatched. */
   | Meta & { readonly _tag: "DispatchEffect"; readonly stepId: string; readonly attempt: number; readonly intentId: string; readonly description: string }
+  /**
+   * A worker's side effect the guard refused inside an open attempt (a runner's agent's tool call
+   * outside the scope, or a person-only act): nothing was dispatched, so no intent is recorded; the
+   * refusal is noted on the attempt with its reason (`AttemptNoted`), and the turn's `toolRejected`
+   * flag is set when it was not already (ADR 0040).
+   */
+  | Meta & { readonly _tag: "RefuseEffect"; readonly stepId: string; readonly attempt: number; readonly description: string; readonly reason: string }
   /** A dispatched effect ended. */
   | Meta & { readonly _tag: "ResolveEffect"; readonly intentId: string; readonly outcome: Intent.Outcome; readonly resultRefs: ReadonlyArray<string> }
   /** An open attempt ends as the worker says (a manual step marked done: Succeeded). */
@@ -475,6 +482,26 @@ export const decide = (command: Command, state: State<object>): Decision => {
           description: command.description.slice(0, 65_536)
         },
         { _tag: "IntentDispatched", ...meta(command), intentId: command.intentId }
+      ])
+    }
+    case "RefuseEffect": {
+      const attempt = state.attempts.get(key(command.runId, command.stepId, command.attempt))
+      // Only a running attempt has a worker whose call could be refused; a late hook of an ended
+      // attempt is not recorded against it.
+      if (attempt === undefined || attempt.state !== "Running") {
+        return refuse(command, `attempt ${command.attempt} of step ${command.stepId} is not running (${attempt?.state ?? "absent"}).`)
+      }
+      const note = `tool call refused: ${command.description.trim().slice(0, 2000) || "(a tool call)"} — ${command.reason.trim().slice(0, 4000)}`
+      return Either.right([
+        { _tag: "AttemptNoted", ...meta(command), runId: command.runId, stepId: command.stepId, attempt: command.attempt, note },
+        ...Turn.changes(attempt.turn, [{ _tag: "toolRejected" }]).map((turn): Event.Event => ({
+          _tag: "TurnRecorded",
+          ...meta(command),
+          runId: command.runId,
+          stepId: command.stepId,
+          attempt: command.attempt,
+          turn
+        }))
       ])
     }
     case "ResolveEffect": {

@@ -15,7 +15,7 @@ const v = { version: 1 as const, actor: runner, at: 9 }
 
 describe("Decider", () => {
   it("tells the run's commands from the task's, written out", () => {
-    for (const tag of ["StartStep", "FinishStep", "DispatchEffect", "ResolveEffect", "EndAttempt", "CloseRun", "RecordTurn", "RecoverAttempt"]) {
+    for (const tag of ["StartStep", "FinishStep", "DispatchEffect", "RefuseEffect", "ResolveEffect", "EndAttempt", "CloseRun", "RecordTurn", "RecoverAttempt"]) {
       expect(Decider.isRunCommand({ _tag: tag } as unknown as Decider.Command)).toBe(true)
     }
     for (const tag of ["StartRun", "Cancel", "RecordAttemptFailure", "Complete"]) {

@@ -188,6 +188,53 @@ describe("Run.decide: a worker's effects, ends and turns", () => {
     )
   })
 
+  describe("RefuseEffect notes a refused call on a running attempt only (ADR 0040)", () => {
+    const refusal = { _tag: "RefuseEffect", ...meta, stepId: "build", attempt: 1, description: "Write /etc/passwd", reason: "outside the allowed scope" } as const
+    const note = "tool call refused: Write /etc/passwd — outside the allowed scope"
+    const rejected = stateOf(
+      scheduled("build", 1),
+      moved("build", 1, "Pending", "Running"),
+      { _tag: "TurnRecorded", ...v, runId: "run-1", stepId: "build", attempt: 1, turn: { _tag: "toolRejected" } }
+    )
+    // Accepted: [state, the events it must produce].
+    const accepted: ReadonlyArray<readonly [string, Run.State, ReadonlyArray<Event.Event>]> = [
+      ["a running attempt whose turn had no rejection: the note and the flag", running, [
+        { _tag: "AttemptNoted", ...v, runId: "run-1", stepId: "build", attempt: 1, note },
+        { _tag: "TurnRecorded", ...v, runId: "run-1", stepId: "build", attempt: 1, turn: { _tag: "toolRejected" } }
+      ]],
+      ["a running attempt already flagged: the note alone", rejected, [
+        { _tag: "AttemptNoted", ...v, runId: "run-1", stepId: "build", attempt: 1, note }
+      ]]
+    ]
+    // Refused: [state, the refusal's words].
+    const refused: ReadonlyArray<readonly [string, Run.State, string]> = [
+      ["no such attempt", Run.initial, "is not running (absent)"],
+      ["a pending attempt", stateOf(scheduled("build", 1)), "is not running (Pending)"],
+      ["a succeeded attempt", stateOf(scheduled("build", 1), moved("build", 1, "Pending", "Running"), moved("build", 1, "Running", "Succeeded")), "is not running (Succeeded)"],
+      ["an Indeterminate attempt", stateOf(scheduled("build", 1), moved("build", 1, "Pending", "Running"), moved("build", 1, "Running", "Indeterminate")), "is not running (Indeterminate)"],
+      ["another run's attempt of the same step", stateOf(scheduled("build", 1, "run-0"), moved("build", 1, "Pending", "Running", "run-0")), "is not running (absent)"]
+    ]
+    it.each(accepted)("accepted: %s", (_, state, events) => {
+      expect(eventsOf(Run.decide(refusal, state))).toEqual(events)
+    })
+    it.each(refused)("refused: %s", (_, state, words) => {
+      expect(refusalOf(Run.decide(refusal, state))).toContain(words)
+    })
+    it("records no intent, so nothing is left for recovery", () => {
+      expect(tags(eventsOf(Run.decide(refusal, running)))).not.toContain("IntentRecorded")
+    })
+  })
+
+  it("DispatchEffect is accepted in an agent step's attempt, whose own intent is dispatched (ADR 0040)", () => {
+    // `running`: attempt 1 of build Running with the runner's intent i-1 dispatched, as an agent's is.
+    expect(eventsOf(Run.decide({ _tag: "DispatchEffect", ...meta, stepId: "build", attempt: 1, intentId: "tool-1", description: "Write src/a.ts" }, running))).toEqual([
+      { _tag: "IntentRecorded", ...v, intentId: "tool-1", runId: "run-1", stepId: "build", attempt: 1, description: "Write src/a.ts" },
+      { _tag: "IntentDispatched", ...v, intentId: "tool-1" }
+    ])
+    const ended = stateOf(scheduled("build", 1), moved("build", 1, "Pending", "Running"), recorded("i-1", "build", 1), dispatched("i-1"), moved("build", 1, "Running", "Indeterminate"))
+    expect(refusalOf(Run.decide({ _tag: "DispatchEffect", ...meta, stepId: "build", attempt: 1, intentId: "tool-1", description: "x" }, ended))).toContain("is not running (Indeterminate)")
+  })
+
   it("ResolveEffect resolves a dispatched effect only", () => {
     expect(eventsOf(Run.decide({ _tag: "ResolveEffect", ...meta, intentId: "i-1", outcome: "Failed", resultRefs: ["r"] }, running))).toEqual([
       { _tag: "IntentResolved", ...v, intentId: "i-1", outcome: "Failed", resultRefs: ["r"] }

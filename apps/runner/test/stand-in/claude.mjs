@@ -4,14 +4,28 @@
  * command line the runner starts Claude Code with, refuses one without the flags a headless stream
  * needs (as Claude Code does not write stream-json without print mode and --verbose), then does what
  * the test chose (`behave.mjs`): typically printing a recorded stream of Claude Code's documented
- * format from `packages/host-claude-code/test/fixtures/stream-json/`.
+ * format from `packages/host-claude-code/test/fixtures/stream-json/`. With `STAND_IN_TOOLS`, it first
+ * makes tool calls through the hooks of its `--settings`, as Claude Code does (`hooks.mjs`).
  */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { behave } from "./behave.mjs"
+import { runTools, withTools } from "./hooks.mjs"
 
 const args = process.argv.slice(2)
 const valueOf = (flag) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined)
 if (!args.includes("-p") || !args.includes("--verbose") || valueOf("--output-format") !== "stream-json") {
   process.stderr.write("Error: --output-format=stream-json requires --print and --verbose\n")
   process.exit(1)
+}
+// Tool calls through the hooks it was given, on request (`hooks.mjs`): their lines join the stream.
+if (process.env.STAND_IN_TOOLS) {
+  const fixture = process.env.STAND_IN_FIXTURE ? fs.readFileSync(process.env.STAND_IN_FIXTURE, "utf8") : ""
+  const init = fixture.split("\n").map((text) => { try { return JSON.parse(text) } catch { return null } }).find((m) => m?.type === "system")
+  const { lines, denials } = runTools(args, init?.session_id ?? `stand-in-${process.pid}`)
+  const merged = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "stand-in-stream-")), "stream.jsonl")
+  fs.writeFileSync(merged, withTools(fixture, lines, denials))
+  process.env.STAND_IN_FIXTURE = merged
 }
 behave(args)

@@ -1,0 +1,159 @@
+/**
+ * The runner's agent is fenced by the run's hooks (ADR 0040), end to end through the bundled CLI
+ * and runner: `ratchet run` starts the stand-in `claude` with `--settings` carrying Ratchet's hooks
+ * (the launcher by absolute path), and the stand-in makes its tool calls through those hooks, as
+ * Claude Code does (`apps/runner/test/stand-in/hooks.mjs`), so the real `ratchet hook claude-code`
+ * judges each against the store:
+ * - an edit inside the scope is allowed and is an intent of the agent's attempt, dispatched before
+ *   the edit and resolved after, under the runner's lease epoch; one whose end no hook reported is
+ *   closed (Failed, noted) in the write that records the agent's end;
+ * - a write outside the scope, and `ratchet approve` through the Bash tool, are denied, do not
+ *   happen, and are noted on the attempt with the reason;
+ * - a session that sets the runner's variables with another capability, or without one, is denied
+ *   and writes nothing;
+ * - the runner killed with SIGKILL while a tool call's intent is dispatched and unresolved: after
+ *   `ratchet run --takeover`, the attempt is Indeterminate, the agent never started again.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, describe, expect, it } from "vitest"
+import { checkLog, type Engine, events, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
+import { planOf, transitionsOf } from "./run.js"
+
+const standIn = fileURLToPath(new URL("../../../../runner/test/stand-in/claude.mjs", import.meta.url))
+const stream = fileURLToPath(new URL("../../../../../packages/host-claude-code/test/fixtures/stream-json/edit-and-test.jsonl", import.meta.url))
+
+const agentStep = [
+  "  - id: impl",
+  "    title: Add the flag",
+  "    acRefs: [AC-001]",
+  "    agent:",
+  "      host: claude-code",
+  "      prompt: Add the --json flag in test/flag.txt.",
+  "      timeoutSeconds: 120"
+].join("\n")
+
+/** The stand-in's tool calls (`hooks.mjs`), written where the test keeps its files. */
+const toolsFile = (world: World, actions: ReadonlyArray<unknown>): string => world.file("tools.json", JSON.stringify(actions))
+
+/** A capability of the right shape that the runner never made. */
+const forged = "A".repeat(43)
+
+export const agentFenceScenarios = (engine: Engine): void => {
+  afterAll(removeWorlds)
+
+  describe("the runner's agent is fenced by the run's hooks", { concurrent: true, timeout: 300_000 }, () => {
+    it("records an in-scope edit as an intent of the attempt, and denies and notes a write outside the scope, ratchet approve, and an impostor", async () => {
+      const world = await makeWorld(engine)
+      const taskId = await toPlanApproved(world, "A fenced agent adds a flag", specText(), planOf([agentStep]))
+      const hookLog = path.join(world.root, "hooks.ndjson")
+      const tools = toolsFile(world, [
+        { tool: "Write", input: { file_path: "test/flag.txt", content: "--json\n" } },
+        { tool: "Write", input: { file_path: "src/outside.txt", content: "no\n" } },
+        { tool: "Bash", input: { command: `ratchet approve ${taskId} plan`, description: "Approve the plan" } },
+        { tool: "Write", input: { file_path: "test/impostor.txt", content: "no\n" }, env: { RATCHET_CAPABILITY: forged } },
+        { tool: "Write", input: { file_path: "test/nocap.txt", content: "no\n" }, env: { RATCHET_CAPABILITY: null } },
+        // Allowed and done, and its end never reported by a hook: the runner closes it at the agent's end.
+        { tool: "Write", input: { file_path: "test/unreported.txt", content: "yes\n" }, skipPost: true }
+      ])
+      const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }
+      const ran = await world.run(["run", taskId, "--json"], { env })
+      expect(ran.code, ran.stderr).toBe(0)
+      const lines = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
+      expect(lines.at(-1).outcomes[0]).toMatchObject({ taskId, state: "VERIFYING" })
+
+      // What the hooks answered, call by call (the stand-in's record of each PreToolUse).
+      const answers = fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => JSON.parse(line))
+      const pre = answers.filter((answer) => answer.event === "PreToolUse")
+      expect(pre).toHaveLength(6)
+      const decisionOf = (answer: { stdout: string }) => (answer.stdout.trim() === "" ? "allow" : JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision ?? "allow")
+      expect(pre.map(decisionOf)).toEqual(["allow", "deny", "deny", "deny", "deny", "allow"])
+      expect(pre[3].stdout).toContain("is not the capability the runner gave that attempt's agent")
+      expect(pre[4].stdout).toContain("RATCHET_CAPABILITY is not set")
+
+      // Only the allowed call happened.
+      expect(fs.readFileSync(path.join(world.repo, "test", "flag.txt"), "utf8")).toBe("--json\n")
+      for (const file of ["src/outside.txt", "test/impostor.txt", "test/nocap.txt"]) expect(fs.existsSync(path.join(world.repo, file))).toBe(false)
+
+      const log = await events(world, taskId)
+      const agentIntent = log.find((record) => record.type === "IntentRecorded" && record.event.stepId === "impl")!
+      expect(agentIntent.event.intentId).toMatch(/^in-agent-[0-9a-f]{64}$/)
+      // The edit: an intent of attempt 1 of impl, dispatched before the edit and resolved after, under the runner's epoch.
+      const tool = log.find((record) => record.type === "IntentRecorded" && !record.event.intentId.startsWith("in-agent-"))!
+      expect(tool.event.description).toContain("test/flag.txt")
+      expect(tool.event).toMatchObject({ stepId: "impl", attempt: 1, runId: agentIntent.event.runId })
+      expect(tool.actor.kind).toBe("agent")
+      expect(tool.epoch).toBe(agentIntent.epoch)
+      const toolId = tool.event.intentId
+      const dispatched = log.find((record) => record.type === "IntentDispatched" && record.event.intentId === toolId)!
+      const resolved = log.find((record) => record.type === "IntentResolved" && record.event.intentId === toolId)!
+      expect(resolved.event.outcome).toBe("Succeeded")
+      expect(dispatched.lsn).toBeLessThan(resolved.lsn)
+      const exited = log.find((record) => record.type === "CommandExited")!
+      expect(resolved.lsn).toBeLessThan(exited.lsn)
+      // No other tool call was recorded as an intent, but the one whose end no hook reported, which
+      // the runner closed (Failed) in the write that recorded the agent's end.
+      const recordedIds = log.filter((record) => record.type === "IntentRecorded").map((record) => record.event.intentId)
+      expect(recordedIds).toHaveLength(3)
+      expect(recordedIds.slice(0, 2)).toEqual([agentIntent.event.intentId, toolId])
+      const unreported = log.find((record) => record.type === "IntentResolved" && record.event.intentId === recordedIds[2])!
+      expect(unreported.event.outcome).toBe("Failed")
+      expect(unreported.operationId).toBe(exited.operationId)
+
+      // The two denials the fence let through to the guard are noted on the attempt, with why; the impostors wrote nothing.
+      const notes = log.filter((record) => record.type === "AttemptNoted").map((record) => record.event.note as string)
+      expect(notes).toHaveLength(3)
+      expect(notes[0]).toMatch(/^tool call refused: .*src\/outside\.txt.*allowed scope/)
+      expect(notes[1]).toMatch(/^tool call refused: .*ratchet approve.*is for a person/)
+      expect(notes[2]).toBe(`closed when the agent ended, their end never reported by a hook (the host ran no end hook for them, or stopped mid-call): ${recordedIds[2]}`)
+      expect(log.filter((record) => record.type === "TurnRecorded").some((record) => record.event.turn._tag === "toolRejected")).toBe(true)
+      expect(exited.event.changedPaths).toEqual(["test/flag.txt", "test/unreported.txt"])
+      expect(transitionsOf(log)).toEqual(["impl#1:Pending→Running", "impl#1:Running→Succeeded"])
+      expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "VERIFYING" })
+    })
+
+    it("a runner killed with SIGKILL while its agent's tool call is dispatched: --takeover leaves the attempt Indeterminate, never re-running the agent", async () => {
+      const world = await makeWorld(engine)
+      const taskId = await toPlanApproved(world, "A fenced agent outlives its runner", specText(), planOf([agentStep]))
+      const starts = path.join(world.root, "starts")
+      const hookLog = path.join(world.root, "hooks.ndjson")
+      // The call is allowed and dispatched, and the host dies before its end is reported.
+      const tools = toolsFile(world, [{ tool: "Write", input: { file_path: "test/flag.txt", content: "--json\n" }, skipPost: true }])
+      const env = {
+        // A grace long enough for the agent's first hook to run under the dead runner's lease.
+        RATCHET_LEASE_HEARTBEAT_MS: "1000",
+        RATCHET_LEASE_GRACE_MS: "8000",
+        RATCHET_CLAUDE_BIN: standIn,
+        STAND_IN_FIXTURE: stream,
+        STAND_IN_TOOLS: tools,
+        STAND_IN_STARTS: starts,
+        STAND_IN_HOOK_LOG: hookLog
+      }
+      const crashed = await world.run(["run", taskId], { env: { ...env, RATCHET_FAULT: "child-started" } })
+      expect(crashed.code, crashed.stderr).toBe(1)
+      // Wait for the agent's call to be dispatched (the dead runner's lease is still within its grace),
+      // then for the grace to pass.
+      let toolId: string | undefined
+      const crashedAt = Date.now()
+      for (let tries = 0; tries < 30 && toolId === undefined; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        const log = await events(world, taskId)
+        toolId = log.find((record) => record.type === "IntentDispatched" && !record.event.intentId.startsWith("in-agent-"))?.event.intentId
+      }
+      expect(toolId, fs.existsSync(hookLog) ? fs.readFileSync(hookLog, "utf8") : "no hook ran").toBeDefined()
+      expect((await status(world, taskId)).lease.status).not.toBe("free")
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, crashedAt + 8_500 - Date.now())))
+      const recovered = await world.run(["run", taskId, "--takeover", "--json"], { env })
+      expect(recovered.code, recovered.stderr).toBe(3)
+      const result = JSON.parse(recovered.stdout.trim().split("\n").at(-1)!)
+      expect(result.outcomes[0]).toMatchObject({ state: "BLOCKED", blocker: { category: "decision_needed" } })
+      expect(fs.readFileSync(starts, "utf8").trim().split("\n")).toHaveLength(1)
+      const log = await events(world, taskId)
+      expect(transitionsOf(log)).toEqual(["impl#1:Pending→Running", "impl#1:Running→Indeterminate"])
+      // The tool call's intent was never resolved: recovery cannot know what it did.
+      expect(log.some((record) => record.type === "IntentResolved" && record.event.intentId === toolId)).toBe(false)
+      expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "BLOCKED" })
+    })
+  })
+}

@@ -1,0 +1,88 @@
+/**
+ * The run's hooks for an agent step's Claude Code session (ADR 0040): the settings `claude
+ * --settings <json>` merges over the user's and the project's, with one entry per hook event that
+ * runs `ratchet hook claude-code` exactly as `ratchet hooks install` writes it (ADR 0026): the
+ * fail-closed launcher by absolute path, which runs this node and the CLI's bundle by absolute
+ * path, never a `ratchet` found on PATH. Claude Code runs every matching hook of every settings
+ * source, and runs one command once, so a project with Ratchet's hooks installed as well records
+ * each call once (`DispatchEffect` is written once per call).
+ *
+ * `ratchet run` tells the runner where its CLI is (`RATCHET_HOOK_LAUNCHER`, `RATCHET_HOOK_CLI`,
+ * both absolute). A runner without them, or with a path a hook command cannot name, does not start
+ * Claude Code unfenced: the attempt fails with the reason. Codex is given no hooks here: `codex
+ * exec` takes none from its command line that run without being trusted first, so it is held by
+ * its sandbox, the scope check after it ends, and the project's own trusted hooks (ADR 0040).
+ *
+ * @since 0.4.0
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type * as AgentHooks from "@ratchet/controller/AgentHooks"
+import * as ClaudeCodeSettings from "@ratchet/host-claude-code/Settings"
+import * as HookCommand from "@ratchet/host/HookCommand"
+import * as Either from "effect/Either"
+
+/**
+ * The variables naming the CLI whose hook the agent's session runs.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const variables = { launcher: "RATCHET_HOOK_LAUNCHER", cli: "RATCHET_HOOK_CLI" } as const
+
+const readable = (file: string): boolean => {
+  try {
+    fs.accessSync(file, fs.constants.R_OK)
+    return fs.statSync(file).isFile()
+  } catch {
+    return false
+  }
+}
+
+/** Why `file` (named by `variable`) cannot be one word of the hook's command, or null. */
+const problemOf = (variable: string, file: string | undefined, what: string): string | null => {
+  if (file === undefined || file === "") return `this runner was not told where ${what} is (${variable}), so the agent's session cannot run the run's hooks; start agent steps with ratchet run`
+  if (!path.isAbsolute(file)) return `${variable}=${JSON.stringify(file.slice(0, 200))} is not an absolute path; it must name ${what}`
+  const unquotable = HookCommand.unquotable(file)
+  if (unquotable !== null) return `${variable} ${unquotable}, so a hook command cannot name it; install Ratchet under a plainer path`
+  return readable(file) ? null : `${variable}=${JSON.stringify(file.slice(0, 200))} is not a readable file; it must name ${what}`
+}
+
+/**
+ * The settings that give a Claude Code session the run's hooks, as one JSON text, or why not.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const claudeCodeSettings = (
+  environment: Readonly<Record<string, string | undefined>>,
+  node: string = process.execPath
+): Either.Either<string, string> => {
+  const launcher = environment[variables.launcher]
+  const cli = environment[variables.cli]
+  const problem = problemOf(variables.launcher, launcher, "Ratchet's hook launcher (ratchet-hook)") ?? problemOf(variables.cli, cli, "the Ratchet CLI's bundle") ??
+    (HookCommand.unquotable(node) === null ? null : `node runs from ${JSON.stringify(node.slice(0, 200))}, which a hook command cannot name`)
+  if (problem !== null) return Either.left(problem)
+  const program = `${HookCommand.word(node)} ${HookCommand.word(cli as string)} hook claude-code`
+  const fix = "The runner that started this agent gave it a launcher that is gone: stop the run and start it again with ratchet run."
+  const settings = ClaudeCodeSettings.install({}, (event) =>
+    HookCommand.command({ host: "claude-code", event, launcher: { _tag: "Path", path: launcher as string }, program, fix }))
+  return Either.match(settings, {
+    onLeft: (error) => Either.left(`the run's hook settings could not be made: ${error.message}`),
+    onRight: (json) => Either.right(JSON.stringify(json))
+  })
+}
+
+/**
+ * The hosts this runner gives the run's hooks, reading `environment` when an agent starts.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const installers = (environment: Readonly<Record<string, string | undefined>>): AgentHooks.Installers => ({
+  "claude-code": () =>
+    Either.match(claudeCodeSettings(environment), {
+      onLeft: (problem): AgentHooks.Installed => ({ _tag: "Problem", problem }),
+      onRight: (settings): AgentHooks.Installed => ({ _tag: "Args", args: ["--settings", settings] })
+    })
+})

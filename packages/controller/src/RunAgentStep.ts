@@ -203,6 +203,8 @@ export const execute = (
     readonly intentId: string
     /** The host's stream reader; without one the host is not started and the attempt fails. */
     readonly decoder: AgentHost.Decoder | undefined
+    /** The verification failure this attempt revises, for its envelope (ADR 0041); null or absent otherwise. */
+    readonly revision?: AgentEnvelope.Revision | null | undefined
     readonly before: WorkTree.Observation
     readonly started: () => void
     readonly exited: () => void
@@ -213,7 +215,7 @@ export const execute = (
     const agent = step.agent as AgentStep.Agent
     const blobs = yield* BlobStore.BlobStore
     const timeoutSeconds = timeoutOf(step)
-    const envelope = AgentEnvelope.make(input.task, step, attempt)
+    const envelope = AgentEnvelope.make(input.task, step, attempt, input.revision ?? null)
     const program = typeof envelope === "string"
       ? { problem: envelope }
       : input.decoder === undefined

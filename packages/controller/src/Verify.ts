@@ -125,20 +125,6 @@ const revise = (
     const runId = task.run!.runId
     const budget = Math.min(task.spec?.spec.execution?.retry?.maxSuccessors ?? Task.maxSuccessorsPerTask, Task.maxSuccessorsPerTask)
     const fingerprinted = failure.fingerprint === null ? {} : { lastEvidence: [failure.fingerprint] }
-    // Seed 004: the same failure again ends the loop (ADR 0041). A revision that failed exactly as
-    // an earlier one of this run did will fail so again; a person changes the plan or the contract.
-    if (failure.fingerprint !== null && failure.earlier.includes(failure.fingerprint)) {
-      return {
-        blocker: {
-          category: "repeated_failure",
-          owner: "user",
-          requiredAction: `The revision failed verification the same way again (fingerprint ${failure.fingerprint}). Change the plan or the contract: ratchet reopen ${task.taskId} --reason "…"`,
-          ...fingerprinted
-        } satisfies Event.Blocker,
-        unblock: [] as ReadonlyArray<Task.Command>,
-        successors: [] as ReadonlyArray<Event.Event>
-      }
-    }
     // The kernel's no-progress rule, for a revision: the tree the run left is one an earlier failed
     // verification already judged, so running the same steps again would fail the same way.
     const tree = episode.view.refs.at(-1)
@@ -149,6 +135,21 @@ const revise = (
           category: "no_progress",
           owner: "user",
           requiredAction: `A required criterion failed again on the very tree an earlier verification (episode at LSN ${same.snapshotLsn}) failed: the revision changed nothing. Change the plan or the contract: ratchet reopen ${task.taskId} --reason "…"`
+        } satisfies Event.Blocker,
+        unblock: [] as ReadonlyArray<Task.Command>,
+        successors: [] as ReadonlyArray<Event.Event>
+      }
+    }
+    // Seed 004: the same failure again ends the loop (ADR 0041), after no progress (the more
+    // specific reason when the tree is also unchanged). A revision that failed exactly as
+    // an earlier one of this run did will fail so again; a person changes the plan or the contract.
+    if (failure.fingerprint !== null && failure.earlier.includes(failure.fingerprint)) {
+      return {
+        blocker: {
+          category: "repeated_failure",
+          owner: "user",
+          requiredAction: `The revision failed verification the same way again (fingerprint ${failure.fingerprint}). Change the plan or the contract: ratchet reopen ${task.taskId} --reason "…"`,
+          ...fingerprinted
         } satisfies Event.Blocker,
         unblock: [] as ReadonlyArray<Task.Command>,
         successors: [] as ReadonlyArray<Event.Event>

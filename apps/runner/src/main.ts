@@ -175,16 +175,27 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     if (json) process.stdout.write(`${JSON.stringify({ type: "verification", ...pass })}\n`)
     else say(`verification ${pass.round}: ${pass.outcome} — the task is ${pass.state}`)
   }
+  // The loop runs when asked (--until-verified) or when the approved plan's profile asks for it
+  // (profile.untilVerified); either way without a usable verifier key nothing runs.
+  const verifierFor = (id: string) =>
+    verifier !== null
+      ? Effect.succeed(verifier.right)
+      : Effect.flatMap(UntilVerified.profileOf(id), (profile) => {
+        if (!UntilVerified.policy(profile)) return Effect.succeed(null)
+        const unlocked = VerifierKey.unlock(secrets)
+        return Either.isLeft(unlocked) ? Effect.fail(unlocked.left) : Effect.succeed(unlocked.right)
+      })
   const one = (id: string, takeover: boolean) =>
     Effect.acquireUseRelease(
       Effect.sync(() => running.add(id)),
       () =>
-        verifier === null
-          ? Effect.map(Runner.run(options(id, takeover)), (outcome): Runner.Outcome | UntilVerified.Outcome => outcome)
-          : Effect.map(
-            UntilVerified.run({ run: options(id, takeover), verifier: verifier.right, invoker: invoker.right, onPass }),
-            (outcome): Runner.Outcome | UntilVerified.Outcome => outcome
-          ),
+        Effect.flatMap(verifierFor(id), (signer) =>
+          signer === null
+            ? Effect.map(Runner.run(options(id, takeover)), (outcome): Runner.Outcome | UntilVerified.Outcome => outcome)
+            : Effect.map(
+              UntilVerified.run({ run: options(id, takeover), verifier: signer, invoker: invoker.right, onPass }),
+              (outcome): Runner.Outcome | UntilVerified.Outcome => outcome
+            )),
       () => Effect.sync(() => running.delete(id))
     )
 

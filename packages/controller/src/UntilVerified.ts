@@ -21,18 +21,30 @@
  *
  * @since 0.5.0
  */
+import * as AgentProfile from "@ratchet/kernel/AgentProfile"
 import type * as Event from "@ratchet/kernel/Event"
 import * as Task from "@ratchet/kernel/Task"
+import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as Builtin from "@ratchet/verifier/Builtin"
 import type * as Verification from "@ratchet/verifier/Verification"
 import * as Effect from "effect/Effect"
 import type * as ApproverKey from "./ApproverKey.js"
 import * as Completion from "./Completion.js"
 import { Project } from "./Controller.js"
+import * as ControllerError from "./ControllerError.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as Runner from "./Runner.js"
+import * as TaskBranch from "./TaskBranch.js"
 import * as VerifierKey from "./VerifierKey.js"
 import * as Verify from "./Verify.js"
+
+/**
+ * Whether the approved plan's `profile` asks `ratchet run` to loop until verified.
+ *
+ * @since 0.5.0
+ * @category guards
+ */
+export const policy = (profile: AgentProfile.Profile | undefined): boolean => AgentProfile.untilVerified(profile)
 
 /**
  * The most rounds (a run, then a verification) one loop makes: the first, one per successor the
@@ -87,6 +99,20 @@ export interface Options {
 }
 
 /**
+ * The agent profile of `taskId`'s plan (`AgentProfile`), or undefined when it has no plan or no
+ * profile: whether the plan asks for the loop, and whose key must verify.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const profileOf = (taskId: string) =>
+  Effect.gen(function*() {
+    const models = yield* ReadModel.ReadModels
+    const summary = yield* models.taskSummary(taskId, yield* TaskBranch.of(taskId))
+    return summary?.task.plan?.plan.profile
+  })
+
+/**
  * Runs, verifies and revises `options.run.taskId` until it is COMPLETED or needs a person.
  *
  * @since 0.5.0
@@ -102,6 +128,14 @@ const loop = (options: Options) =>
     // Refused before anything runs: a key the gates would not count is no verifier.
     const refused = VerifierKey.refusal(options.verifier, options.invoker, yield* ProjectApprovers.authority(project.project.projectId, project.root))
     if (refused !== null) return yield* refused
+    const profile = yield* profileOf(taskId)
+    if (profile?.verifier !== undefined && profile.verifier !== options.verifier.id) {
+      return yield* new ControllerError.InvalidRequest({
+        field: "RATCHET_VERIFIER_KEY",
+        reason: `the approved plan's profile names ${profile.verifier} as the unattended verifier, and this key is ${options.verifier.id}'s.`,
+        fix: `Set RATCHET_VERIFIER_KEY to ${profile.verifier}'s key (and its passphrase), or change the plan's profile.verifier and approve the plan again.`
+      })
+    }
     const invocation = { actor: { kind: "user", id: options.verifier.id } satisfies Event.Actor, signer: options.verifier }
     const passes: Array<Pass> = []
     let takeover = options.run.takeover

@@ -12,7 +12,9 @@
  * - a different failure each time spends the successor budget: six attempts, then BLOCKED
  *   (`retry_budget_spent`) with the last fingerprint;
  * - without a usable verifier key, `--until-verified` is refused before anything runs, naming the fix;
- * - the verifier's passphrase never reaches the agent's environment.
+ * - the verifier's passphrase never reaches the agent's environment;
+ * - a plan whose profile asks for the loop gets it from a plain `ratchet run`, and only under the
+ *   key of the verifier its profile names.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -40,12 +42,12 @@ const agentStep = [
 const verifierId = "e2e-verifier"
 
 /** A world with the task PLAN_APPROVED, and a verifier key of its own registered as an approver. */
-const setUp = async (engine: Engine, goal: string) => {
+const setUp = async (engine: Engine, goal: string, profile: ReadonlyArray<string> = []) => {
   const world = await makeWorld(engine)
   const key = (await addApprover(world, verifierId))["RATCHET_APPROVER_KEY"]!
   const passphraseFile = path.join(world.root, "verifier-passphrase")
   fs.writeFileSync(passphraseFile, `${passphrase}\n`, { mode: 0o600 })
-  const taskId = await toPlanApproved(world, goal, spec, planOf([agentStep]))
+  const taskId = await toPlanApproved(world, goal, spec, [planOf([agentStep]), ...profile, ""].join("\n"))
   const prompts = path.join(world.root, "prompts")
   const agentEnv = (behaviour: string) => ({
     RATCHET_CLAUDE_BIN: standIn,
@@ -176,6 +178,31 @@ export const reviseScenarios = (engine: Engine): void => {
       expect(first.json.error.message).toContain("RATCHET_VERIFIER_PASSPHRASE_FILE")
       expect((await status(world, taskId)).state).toBe("PLAN_APPROVED")
       expect((await events(world, taskId)).map((record) => record.type)).not.toContain("RunStarted")
+    })
+
+    it("a plan whose profile asks for the loop runs it from a plain ratchet run, under the verifier the profile names", async () => {
+      const profile = ["profile:", "  implementer: claude-code", `  verifier: ${verifierId}`, "  untilVerified: true"]
+      const { agentEnv, key, passphraseFile, prompts, taskId, world } = await setUp(engine, "The plan asks for the loop", profile)
+      // Without a verifier key the runner refuses before anything runs.
+      const bare = await world.run(["run", taskId, "--json"], { env: agentEnv("pass-second") })
+      expect(bare.code, bare.stdout).toBe(2)
+      expect(resultOf(bare.stdout).error.message).toContain("RATCHET_VERIFIER_KEY is not set")
+      // Another approver's key is not the verifier the profile names.
+      const other = await world.run(["run", taskId, "--json"], {
+        env: { ...agentEnv("pass-second"), RATCHET_VERIFIER_KEY: path.join(world.home, "approver-key.json"), RATCHET_VERIFIER_PASSPHRASE_FILE: passphraseFile }
+      })
+      expect(other.code, other.stdout).toBe(2)
+      expect(resultOf(other.stdout).error.message).toContain(`the approved plan's profile names ${verifierId} as the unattended verifier`)
+      expect(fs.existsSync(prompts)).toBe(false)
+      expect((await events(world, taskId)).map((record) => record.type)).not.toContain("RunStarted")
+      // With its key, a plain run verifies, revises and completes.
+      const ran = await world.run(["run", taskId, "--json"], {
+        env: { ...agentEnv("pass-second"), RATCHET_VERIFIER_KEY: key, RATCHET_VERIFIER_PASSPHRASE_FILE: passphraseFile }
+      })
+      expect(ran.code, ran.stderr).toBe(0)
+      expect(passesOf(ran.stdout)).toEqual(["REVISE→RUNNING", "APPROVED→VERIFYING"])
+      expect(resultOf(ran.stdout).outcomes[0]).toMatchObject({ state: "COMPLETED", stop: "completed" })
+      expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "COMPLETED" })
     })
   })
 }

@@ -14,7 +14,8 @@
  * - without a usable verifier key, `--until-verified` is refused before anything runs, naming the fix;
  * - the verifier's passphrase never reaches the agent's environment;
  * - a plan whose profile asks for the loop gets it from a plain `ratchet run`, and only under the
- *   key of the verifier its profile names.
+ *   key of the verifier its profile names;
+ * - `ratchet status` shows each agent attempt's turns, usage, cost and transcript reference.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -109,6 +110,16 @@ export const reviseScenarios = (engine: Engine): void => {
         expect(env).not.toContain(passphraseFile)
       }
       expect((await status(world, taskId)).state).toBe("COMPLETED")
+      // ratchet status shows each agent attempt's turns, usage and transcript reference.
+      const shown = (await world.ok(["status", taskId, "--json"])).json
+      expect(shown.agentAttempts).toHaveLength(2)
+      expect(shown.agentAttempts.map((a: { stepId: string; attempt: number }) => `${a.stepId}#${a.attempt}`)).toEqual(["impl#1", "impl#2"])
+      expect(shown.agentAttempts[1]).toMatchObject({ host: "claude-code", state: "Succeeded", turns: 3, costUsd: 0.0421, reason: null })
+      expect(shown.agentAttempts[1].usage.inputTokens).toBe(1200)
+      expect(shown.agentAttempts[1].transcriptRef).toMatch(/^sha256:/)
+      const text = (await world.ok(["status", taskId])).stdout
+      expect(text).toContain(`agent:      impl#2 (claude-code) Succeeded: 3 turns; 1200 tokens in`)
+      expect(text).toContain(`$0.0421; transcript ${shown.agentAttempts[1].transcriptRef}`)
       expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "COMPLETED" })
     })
 

@@ -55,7 +55,7 @@ export const run: CommandSpec = {
   },
   examples: [
     "ratchet run t-3f9a1c2b",
-    "RATCHET_VERIFIER_KEY=~/.ratchet/verifier-key.json RATCHET_VERIFIER_PASSPHRASE_FILE=~/.ratchet/verifier-passphrase ratchet run t-3f9a1c2b --until-verified",
+    "ratchet run t-3f9a1c2b --until-verified",
     "ratchet run t-3f9a1c2b --detach && ratchet status t-3f9a1c2b", "ratchet run --any --takeover-expired --json"],
   needs: "project",
   run: (parsed, env) =>

@@ -80,7 +80,12 @@ export const run: CommandSpec = {
       }
       if (typeof task === "string") {
         // Refused here rather than in a detached runner's log, where nobody would see it.
-        yield* Effect.flatMap(controller, (c) => Effect.flatMap(c.status(task), (view) => Runnable.check(view, parsed.options["takeover"] === true)))
+        yield* Effect.flatMap(controller, (c) =>
+          Effect.flatMap(c.status(task), (view) =>
+            // With --until-verified a VERIFYING task is verified (and revised) rather than refused.
+            parsed.options["until-verified"] === true && view.state === "VERIFYING" && parsed.options["takeover"] !== true
+              ? Effect.void
+              : Runnable.check(view, parsed.options["takeover"] === true)))
       }
       const args = [
         ...(typeof task === "string" ? [task] : ["--any"]),

@@ -105,11 +105,13 @@ export interface Options {
  * @since 0.5.0
  * @category constructors
  */
-export const profileOf = (taskId: string) =>
+export const profileOf = (taskId: string) => Effect.map(taskOf(taskId), (task) => task?.plan?.plan.profile)
+
+const taskOf = (taskId: string) =>
   Effect.gen(function*() {
     const models = yield* ReadModel.ReadModels
     const summary = yield* models.taskSummary(taskId, yield* TaskBranch.of(taskId))
-    return summary?.task.plan?.plan.profile
+    return summary?.task
   })
 
 /**
@@ -128,7 +130,8 @@ const loop = (options: Options) =>
     // Refused before anything runs: a key the gates would not count is no verifier.
     const refused = VerifierKey.refusal(options.verifier, options.invoker, yield* ProjectApprovers.authority(project.project.projectId, project.root))
     if (refused !== null) return yield* refused
-    const profile = yield* profileOf(taskId)
+    const task = yield* taskOf(taskId)
+    const profile = task?.plan?.plan.profile
     if (profile?.verifier !== undefined && profile.verifier !== options.verifier.id) {
       return yield* new ControllerError.InvalidRequest({
         field: "RATCHET_VERIFIER_KEY",
@@ -139,10 +142,15 @@ const loop = (options: Options) =>
     const invocation = { actor: { kind: "user", id: options.verifier.id } satisfies Event.Actor, signer: options.verifier }
     const passes: Array<Pass> = []
     let takeover = options.run.takeover
+    // A task an earlier run left VERIFYING (and whose lease is free) is verified first, not run.
+    let verifyFirst = task?.state === "VERIFYING" && !takeover
     for (let round = 1; round <= maxRounds; round++) {
-      const ran = yield* Runner.run({ ...options.run, takeover })
+      if (!verifyFirst) {
+        const ran = yield* Runner.run({ ...options.run, takeover })
+        if (ran.stop !== "verifying" || ran.state !== "VERIFYING") return { ...ran, passes } satisfies Outcome
+      }
+      verifyFirst = false
       takeover = false
-      if (ran.stop !== "verifying" || ran.state !== "VERIFYING") return { ...ran, passes } satisfies Outcome
       const verified = yield* Verify.verify({ taskId, acs: [], invocation }).pipe(Effect.provide(Builtin.layer))
       const pass: Pass = { round, outcome: verified.conclusion.outcome, state: verified.state, blocker: verified.conclusion.blocker }
       passes.push(pass)

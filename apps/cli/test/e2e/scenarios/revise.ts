@@ -71,7 +71,7 @@ const revisionOf = (prompts: string, attempt: number) => JSON.parse(JSON.parse(r
 export const reviseScenarios = (engine: Engine): void => {
   afterAll(removeWorlds)
 
-  describe("ratchet run --until-verified", { concurrent: true, timeout: 300_000 }, () => {
+  describe("ratchet run --until-verified", { concurrent: true, timeout: 420_000 }, () => {
     it("a failing first attempt and a passing successor reach COMPLETED unattended, the successor told what failed", async () => {
       const { agentEnv, key, passphraseFile, prompts, taskId, world } = await setUp(engine, "An agent fixes a flag on its second try")
       const ran = await world.run(["run", taskId, "--until-verified", "--json"], {
@@ -153,7 +153,9 @@ export const reviseScenarios = (engine: Engine): void => {
     it("a different failure each time spends the successor budget: six attempts, then BLOCKED (retry_budget_spent)", async () => {
       const { agentEnv, key, passphraseFile, prompts, taskId, world } = await setUp(engine, "An agent never gets it right")
       const ran = await world.run(["run", taskId, "--until-verified", "--json"], {
-        env: { ...agentEnv("fail-differently"), RATCHET_VERIFIER_KEY: key, RATCHET_VERIFIER_PASSPHRASE_FILE: passphraseFile }
+        env: { ...agentEnv("fail-differently"), RATCHET_VERIFIER_KEY: key, RATCHET_VERIFIER_PASSPHRASE_FILE: passphraseFile },
+        // Six rounds of a run and a verification in one call, on a shared machine.
+        timeoutMs: 240_000
       })
       expect(ran.code, ran.stderr).toBe(3)
       expect(passesOf(ran.stdout)).toEqual([...Array(5).fill("REVISE→RUNNING"), "REVISE→BLOCKED"])
@@ -213,6 +215,21 @@ export const reviseScenarios = (engine: Engine): void => {
       expect(ran.code, ran.stderr).toBe(0)
       expect(passesOf(ran.stdout)).toEqual(["REVISE→RUNNING", "APPROVED→VERIFYING"])
       expect(resultOf(ran.stdout).outcomes[0]).toMatchObject({ state: "COMPLETED", stop: "completed" })
+      expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "COMPLETED" })
+    })
+
+    it("a task an earlier run left VERIFYING is verified first, then revised and completed", async () => {
+      const { agentEnv, key, passphraseFile, prompts, taskId, world } = await setUp(engine, "An agent's run waits for its verdict")
+      const first = await world.run(["run", taskId, "--json"], { env: agentEnv("pass-second") })
+      expect(first.code, first.stderr).toBe(0)
+      expect((await status(world, taskId)).state).toBe("VERIFYING")
+      const ran = await world.run(["run", taskId, "--until-verified", "--json"], {
+        env: { ...agentEnv("pass-second"), RATCHET_VERIFIER_KEY: key, RATCHET_VERIFIER_PASSPHRASE_FILE: passphraseFile }
+      })
+      expect(ran.code, ran.stderr).toBe(0)
+      expect(passesOf(ran.stdout)).toEqual(["REVISE→RUNNING", "APPROVED→VERIFYING"])
+      expect(resultOf(ran.stdout).outcomes[0]).toMatchObject({ state: "COMPLETED", stop: "completed" })
+      expect(revisionOf(prompts, 2).failures[0].excerpt).toBe("the check ended exit:1: broken")
       expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "COMPLETED" })
     })
   })

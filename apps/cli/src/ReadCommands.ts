@@ -6,6 +6,7 @@
  *
  * @since 0.2.0
  */
+import * as AgentAttempts from "@ratchet/controller/AgentAttempts"
 import * as Documents from "@ratchet/controller/Documents"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Stats from "@ratchet/controller/Stats"
@@ -62,6 +63,21 @@ export const taskList: CommandSpec = {
     Effect.flatMap(controller, (c) => Effect.map(c.listTasks, (views) => ok(Documents.tasks(views), Render.taskList(views, env.style))))
 }
 
+/** States in which a task has a run whose attempts may be shown. */
+const withRun: ReadonlyArray<string> = ["RUNNING", "VERIFYING", "BLOCKED", "PAUSED", "COMPLETED", "FAILED", "CANCELLED"]
+
+/**
+ * The agent attempts of the task's current run (turns, usage, transcript), read by index like
+ * run.md's; none for a task without a run, and none (never a failure) when they cannot be read.
+ */
+const agentAttemptsOf = (view: { readonly taskId: string; readonly state: string }) =>
+  withRun.includes(view.state)
+    ? AgentAttempts.ofTaskId(view.taskId).pipe(
+      Effect.provide(Store.store()),
+      Effect.catchAllCause(() => Effect.succeed([] as ReadonlyArray<AgentAttempts.AgentAttempt>))
+    )
+    : Effect.succeed([] as ReadonlyArray<AgentAttempts.AgentAttempt>)
+
 /**
  * `ratchet status`, with the hosts' sandbox warnings.
  *
@@ -73,7 +89,7 @@ export const status: CommandSpec = {
   usage: "ratchet status [<task>]",
   summary: "Show a task's state, revisions, digests, lease, blockers and allowed actions",
   description:
-    "Without a task, lists the project's tasks. The allowed lines are the commands the task's state accepts now. Reads the stored read models: as fast at a million events as at ten. Warns (warnings in --json: host, file, missing, detail, fix) when a host whose Ratchet hooks are installed would run the agent without its own sandbox keeping Ratchet's store, the approval key and .ratchet/ out of reach: Claude Code's sandbox off or its denyWrite/denyRead and permissions.deny rules missing, Codex's sandbox_mode unset or danger-full-access, or the store inside a root workspace-write lets commands write (see docs/guides/security.md).",
+    "Without a task, lists the project's tasks. The allowed lines are the commands the task's state accepts now. Reads the stored read models: as fast at a million events as at ten. For an agent step's attempts of the current run it shows the turns, token usage, cost and transcript reference the host reported (the run's last step boundaries, read by index like run.md). Warns (warnings in --json: host, file, missing, detail, fix) when a host whose Ratchet hooks are installed would run the agent without its own sandbox keeping Ratchet's store, the approval key and .ratchet/ out of reach: Claude Code's sandbox off or its denyWrite/denyRead and permissions.deny rules missing, Codex's sandbox_mode unset or danger-full-access, or the store inside a root workspace-write lets commands write (see docs/guides/security.md).",
   positionals: [{ ...taskArg, required: false }],
   options: {},
   examples: ["ratchet status t-3f9a1c2b", "ratchet status t-3f9a1c2b --json", "ratchet status --json"],
@@ -83,7 +99,11 @@ export const status: CommandSpec = {
       Effect.zipWith(
         parsed.positionals["task"] === undefined
           ? Effect.map(c.listTasks, (views) => ({ json: Documents.tasks(views), text: Render.taskList(views, env.style) }))
-          : Effect.map(c.status(str(parsed, "task")), (view) => ({ json: Documents.status(view), text: Render.task(view, env.style) })),
+          : Effect.flatMap(c.status(str(parsed, "task")), (view) =>
+            Effect.map(agentAttemptsOf(view), (agents) => ({
+              json: { ...Documents.status(view), ...(agents.length === 0 ? {} : { agentAttempts: agents }) },
+              text: [Render.task(view, env.style), ...agents.map((agent) => `agent:      ${Render.visible(AgentAttempts.line(agent))}`)].join("\n")
+            }))),
         // The store's approvers against the committed file: while they disagree, no gate passes.
         Effect.zip(sandboxWarnings(env.cwd), Effect.map(c.approvers.list, (listing) => listing.length > 0 ? listing.warning : null)),
         (shown, [warnings, approvers]) =>

@@ -9,7 +9,9 @@ import type * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Documents from "@ratchet/controller/Documents"
 import * as Runnable from "@ratchet/controller/Runnable"
+import * as VerifierKey from "@ratchet/controller/VerifierKey"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import type { Parsed } from "./Args.js"
 import { type CommandSpec, controller, invocation, leaseEpoch, ok, type Outcome, str, taskArg, writtenText } from "./Command.js"
 import * as Render from "./Render.js"
@@ -27,12 +29,13 @@ const noColor = (parsed: Parsed): ReadonlyArray<string> => parsed.options["no-co
  */
 export const run: CommandSpec = {
   name: "run",
-  usage: "ratchet run <task> [--takeover] [--detach] | ratchet run --any [--takeover-expired]",
+  usage: "ratchet run <task> [--takeover] [--until-verified] [--detach] | ratchet run --any [--takeover-expired]",
   summary: "Execute the approved plan's steps (PLAN_APPROVED → RUNNING → VERIFYING)",
   description: [
     "Starts the runner, a process that lives only while the run has work: it passes the run-start gate (current contract and plan digests, scope, the writer lease taken by the runner), then runs each step in `needs` order as attempts. A command step's side effect is an intent recorded before the child starts and resolved after it exits (exit code, duration, output as blobs, the paths it changed); a failure gets a successor attempt within the retry budget, a repeated failure, no progress or a spent budget BLOCKS; a path changed outside the scope BLOCKS naming it.",
     "It stops when every step is done (VERIFYING), at a manual step (finish it with ratchet step done), or when the task blocks, pauses or is cancelled. At every start it recovers what a dead runner left open (docs/guides/recovery.md). Progress goes to the terminal (step n of m, attempt, live output); with --json, NDJSON events and a final result line.",
-    "Exit 0 when it stopped as planned (VERIFYING, a manual step, a pause or a cancel), 3 when the task is BLOCKED, 4 when another writer holds the lease. Ctrl-C pauses after the current step; a second Ctrl-C stops at once."
+    "With --until-verified nobody needs to be there for the rest: at VERIFYING the runner verifies every criterion as the unattended verifier (an approver key of its own: RATCHET_VERIFIER_KEY, with its passphrase in the file RATCHET_VERIFIER_PASSPHRASE_FILE names or in RATCHET_VERIFIER_PASSPHRASE; never passed on to a step, an agent or a check), signing each verdict; a REVISE runs the successor attempts it scheduled (an agent's envelope names the failures and their fingerprint) and verifies again; an APPROVED pass completes the task as ratchet done does. It stops BLOCKED when the successor budget is spent or the same failure's fingerprint repeats, and for a person when the verification holds (a manual criterion). Without a usable verifier key it is refused before anything runs.",
+    "Exit 0 when it stopped as planned (VERIFYING, a manual step, a pause or a cancel; with --until-verified, COMPLETED), 3 when the task is BLOCKED (or, with --until-verified, left VERIFYING for a person), 4 when another writer holds the lease. Ctrl-C pauses after the current step; a second Ctrl-C stops at once."
   ].join(" "),
   positionals: [{ name: "task", description: "The task id (omit with --any)", required: false }],
   options: {
@@ -42,10 +45,18 @@ export const run: CommandSpec = {
       description:
         "Take the lease over from a dead runner (only strictly after its grace) and continue from where it died: its steps are recovered, or a task it left VERIFYING, BLOCKED or PAUSED is handed on with the lease released."
     },
+    "until-verified": {
+      type: "boolean",
+      description:
+        "Verify, revise and complete without a person: verify as the unattended verifier (RATCHET_VERIFIER_KEY and RATCHET_VERIFIER_PASSPHRASE_FILE or RATCHET_VERIFIER_PASSPHRASE), run the successors a REVISE schedules, complete an APPROVED task; BLOCKED when the budget is spent or a failure repeats."
+    },
     "takeover-expired": { type: "boolean", description: "With --any: also take tasks whose runner's lease expired, waiting for live runners' leases to expire or their work to end." },
     detach: { type: "boolean", description: "Start the runner in its own session with its log under $RATCHET_HOME/logs/ and return at once." }
   },
-  examples: ["ratchet run t-3f9a1c2b", "ratchet run t-3f9a1c2b --detach && ratchet status t-3f9a1c2b", "ratchet run --any --takeover-expired --json"],
+  examples: [
+    "ratchet run t-3f9a1c2b",
+    "ratchet run t-3f9a1c2b --until-verified",
+    "ratchet run t-3f9a1c2b --detach && ratchet status t-3f9a1c2b", "ratchet run --any --takeover-expired --json"],
   needs: "project",
   run: (parsed, env) =>
     Effect.gen(function*() {
@@ -61,13 +72,25 @@ export const run: CommandSpec = {
       if (parsed.options["takeover"] === true && any) {
         return yield* misuse("--takeover names one task's lease.", "With --any use --takeover-expired.")
       }
+      if (parsed.options["until-verified"] === true) {
+        if (any) return yield* misuse("--until-verified names one task.", "Run one task at a time with it: ratchet run <task> --until-verified")
+        // Refused here, before anything runs, rather than unsigned later (fail closed, ADR 0041).
+        const unlocked = VerifierKey.unlock(process.env)
+        if (Either.isLeft(unlocked)) return yield* Effect.fail(unlocked.left)
+      }
       if (typeof task === "string") {
         // Refused here rather than in a detached runner's log, where nobody would see it.
-        yield* Effect.flatMap(controller, (c) => Effect.flatMap(c.status(task), (view) => Runnable.check(view, parsed.options["takeover"] === true)))
+        yield* Effect.flatMap(controller, (c) =>
+          Effect.flatMap(c.status(task), (view) =>
+            // With --until-verified a VERIFYING task is verified (and revised) rather than refused.
+            parsed.options["until-verified"] === true && view.state === "VERIFYING" && parsed.options["takeover"] !== true
+              ? Effect.void
+              : Runnable.check(view, parsed.options["takeover"] === true)))
       }
       const args = [
         ...(typeof task === "string" ? [task] : ["--any"]),
         ...(parsed.options["takeover"] === true ? ["--takeover"] : []),
+        ...(parsed.options["until-verified"] === true ? ["--until-verified"] : []),
         ...(parsed.options["takeover-expired"] === true ? ["--takeover-expired"] : []),
         "-C",
         env.cwd

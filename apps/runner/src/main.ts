@@ -6,6 +6,13 @@
  * VERIFYING, a manual step, a pause or a cancel; 3 when the task is BLOCKED; 4 when another writer
  * holds the lease; 2 for invalid input; 1 for anything unexpected. No daemon is left behind.
  *
+ * With `--until-verified` (ADR 0041) it then verifies the task as the unattended verifier, whose key
+ * `RATCHET_VERIFIER_KEY` and passphrase (`RATCHET_VERIFIER_PASSPHRASE_FILE` or
+ * `RATCHET_VERIFIER_PASSPHRASE`) it unlocks before anything runs, runs the successors a REVISE
+ * schedules, and completes the task once a pass is APPROVED; exit 3 when it stops BLOCKED or with
+ * the verification holding. The passphrase's variables are removed from this process's environment
+ * as soon as they are read: no step, agent or check it starts inherits them.
+ *
  * `RATCHET_FAULT=<point>` (a test facility) makes the runner kill itself with SIGKILL at that
  * durable boundary; see `Runner.faultPoints`.
  *
@@ -20,6 +27,8 @@ import * as Runnable from "@ratchet/controller/Runnable"
 import * as Runner from "@ratchet/controller/Runner"
 import * as RunRequest from "@ratchet/controller/RunRequest"
 import * as Tracing from "@ratchet/controller/Tracing"
+import * as UntilVerified from "@ratchet/controller/UntilVerified"
+import * as VerifierKey from "@ratchet/controller/VerifierKey"
 import * as Workspace from "@ratchet/controller/Workspace"
 import type * as Event from "@ratchet/kernel/Event"
 import * as Cause from "effect/Cause"
@@ -34,7 +43,7 @@ import * as Wiring from "./Wiring.js"
 
 const exitCodeOf: Record<ControllerError.ExitClass, number> = { unexpected: 1, invalid: 2, hold: 3, conflict: 4 }
 
-const usage = "Usage: ratchet-runner <task> [--takeover] [--json] [--no-color] [-C <dir>]\n       ratchet-runner --any [--takeover-expired] [--json] [--no-color] [-C <dir>]"
+const usage = "Usage: ratchet-runner <task> [--takeover] [--until-verified] [--json] [--no-color] [-C <dir>]\n       ratchet-runner --any [--takeover-expired] [--json] [--no-color] [-C <dir>]"
 
 /** The fault point named by `RATCHET_FAULT` (null when unset), or why it names none. */
 const faultPoint = (): { readonly point: Runner.FaultPoint | null } | { readonly invalid: string } => {
@@ -57,7 +66,8 @@ const errorJson = (error: unknown): Record<string, unknown> => {
   return { _tag: "Error", message: String(error) }
 }
 
-const exitOf = (outcome: Runner.Outcome): number => (outcome.stop === "blocked" ? 3 : 0)
+const exitOf = (outcome: Runner.Outcome | UntilVerified.Outcome): number =>
+  outcome.stop === "blocked" || ("passes" in outcome && outcome.stop === "verifying") ? 3 : 0
 
 /**
  * Runs the runner with `argv`; resolves to the exit code.
@@ -89,6 +99,7 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
       options: {
         any: { type: "boolean" },
         takeover: { type: "boolean" },
+        "until-verified": { type: "boolean" },
         "takeover-expired": { type: "boolean" },
         json: { type: "boolean" },
         cwd: { type: "string", short: "C" },
@@ -111,6 +122,13 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   if (any && parsed.values.takeover === true) {
     return failWith(2, { _tag: "UsageError", message: `--takeover names one task's lease; with --any use --takeover-expired.\n${usage}` })
   }
+  // The verifier's passphrase is read once and never left for a child to inherit (ADR 0041).
+  const secrets = { ...process.env }
+  for (const name of VerifierKey.secretVariables) delete process.env[name]
+  const untilVerified = parsed.values["until-verified"] === true
+  if (untilVerified && any) {
+    return failWith(2, { _tag: "UsageError", message: `--until-verified names one task.\n${usage}` })
+  }
   const faultSetting = faultPoint()
   if ("invalid" in faultSetting) return failWith(2, { _tag: "UsageError", message: faultSetting.invalid })
   const fault = faultSetting.point
@@ -123,6 +141,9 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     return failWith(2, { _tag: "UsageError", message: `RATCHET_ACTOR: ${invoker.left.reason} ${invoker.left.fix}` })
   }
   const actor = Invoker.runnerFor(invoker.right)
+  // Without a key that can sign, --until-verified is refused before anything runs (fail closed).
+  const verifier = untilVerified ? VerifierKey.unlock(secrets) : null
+  if (verifier !== null && Either.isLeft(verifier)) return failWith(2, verifier.left)
 
   // Ctrl-C asks for a pause at the next step boundary; a second one stops at once (recovery then
   // deals with what was left open, after the lease's grace).
@@ -152,10 +173,31 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     }
   })
 
+  const onPass = (pass: UntilVerified.Pass) => {
+    if (json) process.stdout.write(`${JSON.stringify({ type: "verification", ...pass })}\n`)
+    else say(`verification ${pass.round}: ${pass.outcome} — the task is ${pass.state}`)
+  }
+  // The loop runs when asked (--until-verified) or when the approved plan's profile asks for it
+  // (profile.untilVerified); either way without a usable verifier key nothing runs.
+  const verifierFor = (id: string) =>
+    verifier !== null
+      ? Effect.succeed(verifier.right)
+      : Effect.flatMap(UntilVerified.profileOf(id), (profile) => {
+        if (!UntilVerified.policy(profile)) return Effect.succeed(null)
+        const unlocked = VerifierKey.unlock(secrets)
+        return Either.isLeft(unlocked) ? Effect.fail(unlocked.left) : Effect.succeed(unlocked.right)
+      })
   const one = (id: string, takeover: boolean) =>
     Effect.acquireUseRelease(
       Effect.sync(() => running.add(id)),
-      () => Runner.run(options(id, takeover)),
+      () =>
+        Effect.flatMap(verifierFor(id), (signer) =>
+          signer === null
+            ? Effect.map(Runner.run(options(id, takeover)), (outcome): Runner.Outcome | UntilVerified.Outcome => outcome)
+            : Effect.map(
+              UntilVerified.run({ run: options(id, takeover), verifier: signer, invoker: invoker.right, onPass }),
+              (outcome): Runner.Outcome | UntilVerified.Outcome => outcome
+            )),
       () => Effect.sync(() => running.delete(id))
     )
 
@@ -165,7 +207,7 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     const work = single !== null
       ? Effect.map(one(single, parsed.values.takeover === true), (outcome) => [outcome])
       : Effect.gen(function*() {
-        const outcomes: Array<Runner.Outcome> = []
+        const outcomes: Array<Runner.Outcome | UntilVerified.Outcome> = []
         // Tasks this runner finished with (they wait for a person now) and tasks another runner
         // won first (tried again after a wait).
         const settled = new Set<string>()

@@ -7,8 +7,9 @@
  * prompt (what the model reads) and as `RATCHET_*` variables (what a hook or a tool the agent runs
  * reads, without parsing prose).
  *
- * Everything here is a pure function of the task and the step, so the same attempt always gets
- * the same envelope; the program's lookup takes the environment and a file test as arguments.
+ * Everything here is a pure function of the task and the step (and, for a successor a failed
+ * verification scheduled, of that failure: ADR 0041), so the same attempt always gets the same
+ * envelope; the program's lookup takes the environment and a file test as arguments.
  *
  * The host's flags are the ones its documentation names:
  * - Claude Code: `claude -p --output-format stream-json --verbose --include-partial-messages
@@ -45,7 +46,21 @@ export const protocolVersion = 1
  * @since 0.4.0
  * @category models
  */
-export const limits = { criteria: 40, criterionText: 400, scopeEntries: 100 } as const
+export const limits = { criteria: 40, criterionText: 400, scopeEntries: 100, failures: 20, failureExcerpt: 400 } as const
+
+/**
+ * The verification failure a successor attempt revises (ADR 0041): the pass's fingerprint and, for
+ * each criterion that did not pass, its verdict and a short excerpt of its evidence (the check's
+ * exit and the last lines of its output). The worker reads what failed instead of guessing.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface Revision {
+  /** The failure's fingerprint: the same fingerprint after this attempt blocks the task. */
+  readonly fingerprint: string
+  readonly failures: ReadonlyArray<{ readonly acId: string; readonly verdict: string; readonly excerpt: string }>
+}
 
 /**
  * One acceptance criterion the step serves, with the evidence it expects.
@@ -84,6 +99,8 @@ export interface Envelope {
   readonly criteriaLeftOut: number
   readonly host: AgentStep.Host
   readonly prompt: string
+  /** The verification failure this attempt revises; absent on an attempt no REVISE scheduled. */
+  readonly revision?: Revision & { readonly failuresLeftOut: number }
 }
 
 const clip = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`)
@@ -95,7 +112,7 @@ const clip = (text: string, max: number): string => (text.length <= max ? text :
  * @since 0.4.0
  * @category constructors
  */
-export const make = (task: Task.Task, step: Plan.Step, attempt: number): Envelope | string => {
+export const make = (task: Task.Task, step: Plan.Step, attempt: number, revision: Revision | null = null): Envelope | string => {
   if (step.agent === undefined) return `step ${step.id} is not an agent step`
   if (task.run === null || task.spec === null || task.plan === null) return `task ${task.taskId} has no run, spec or plan`
   const spec = task.spec.spec
@@ -124,9 +141,29 @@ export const make = (task: Task.Task, step: Plan.Step, attempt: number): Envelop
     })),
     criteriaLeftOut: Math.max(0, named.length - limits.criteria),
     host: step.agent.host,
-    prompt: step.agent.prompt
+    prompt: step.agent.prompt,
+    ...(revision === null ? {} : {
+      revision: {
+        fingerprint: clip(revision.fingerprint, limits.criterionText),
+        failures: revision.failures.slice(0, limits.failures).map((failure) => ({
+          acId: clip(failure.acId, limits.criterionText),
+          verdict: failure.verdict,
+          excerpt: clip(failure.excerpt.trim(), limits.failureExcerpt)
+        })),
+        failuresLeftOut: Math.max(0, revision.failures.length - limits.failures)
+      }
+    })
   }
 }
+
+/** What a successor is told about the verification it revises (nothing for another attempt). */
+const revisionLines = (envelope: Envelope): ReadonlyArray<string> =>
+  envelope.revision === undefined ? [] : [
+    `This attempt revises work that failed verification (fingerprint ${envelope.revision.fingerprint}). Fix what failed; the same failure again blocks the task:`,
+    ...envelope.revision.failures.map((failure) => `- ${failure.acId} ${failure.verdict}: ${failure.excerpt.replace(/\s*\n\s*/g, " | ")}`),
+    ...(envelope.revision.failuresLeftOut > 0 ? [`- and ${envelope.revision.failuresLeftOut} more; ratchet evidence ${envelope.taskId} lists them all`] : []),
+    ""
+  ]
 
 const list = (entries: ReadonlyArray<string>, none: string) => (entries.length === 0 ? none : entries.map((entry) => `\`${entry}\``).join(", "))
 
@@ -156,6 +193,7 @@ export const promptOf = (envelope: Envelope): string =>
     "You cannot approve, verify or complete anything: when you stop, the runner records what you changed, and someone other than you verifies the criteria.",
     `If this attempt fails, ${envelope.successorsLeft} successor attempt${envelope.successorsLeft === 1 ? "" : "s"} may follow; after that the task is blocked for a person.`,
     "",
+    ...revisionLines(envelope),
     "The step:",
     envelope.prompt
   ].join("\n")
@@ -177,7 +215,10 @@ export const environmentOf = (envelope: Envelope): Readonly<Record<string, strin
   RATCHET_PLAN_DIGEST: envelope.planDigest,
   RATCHET_ALLOWED_SCOPE: JSON.stringify(envelope.allowedScope),
   RATCHET_FORBIDDEN_SCOPE: JSON.stringify(envelope.forbiddenScope),
-  RATCHET_ACCEPTANCE: JSON.stringify(envelope.criteria.map((ac) => ac.id))
+  RATCHET_ACCEPTANCE: JSON.stringify(envelope.criteria.map((ac) => ac.id)),
+  ...(envelope.revision === undefined ? {} : {
+    RATCHET_REVISION: JSON.stringify({ fingerprint: envelope.revision.fingerprint, failures: envelope.revision.failures })
+  })
 })
 
 /**

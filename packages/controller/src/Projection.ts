@@ -341,6 +341,15 @@ const renderPlan = (task: Task.Task, stored: NonNullable<Task.Task["plan"]>): st
   if (plan.stepStates !== undefined && plan.stepStates.length > 0) {
     summary.push(`- Step states: ${plan.stepStates.map(code).join(", ")}`)
   }
+  const profile = plan.profile
+  if (profile !== undefined && Object.keys(profile).length > 0) {
+    // The agent profile (ADR 0041): who implements, who verifies unattended, whether the run loops.
+    summary.push(`- Profile: ${[
+      profile.implementer === undefined ? null : `implementer ${code(profile.implementer)}`,
+      profile.verifier === undefined ? null : `verifier ${code(profile.verifier)}`,
+      profile.untilVerified === undefined ? null : `until verified: ${profile.untilVerified ? "yes" : "no"}`
+    ].filter((part) => part !== null).join("; ")}`)
+  }
   return document(
     `# Plan: ${oneLine(task.slug)}`,
     summary.join("\n"),

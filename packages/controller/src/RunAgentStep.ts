@@ -209,6 +209,8 @@ export const execute = (
     readonly hooks?: AgentHooks.Install | undefined
     /** The attempt's capability (`AgentFence`), given to the agent only, in its environment. */
     readonly capability?: string | undefined
+    /** The verification failure this attempt revises, for its envelope (ADR 0041); null or absent otherwise. */
+    readonly revision?: AgentEnvelope.Revision | null | undefined
     readonly before: WorkTree.Observation
     readonly started: () => void
     readonly exited: () => void
@@ -219,7 +221,7 @@ export const execute = (
     const agent = step.agent as AgentStep.Agent
     const blobs = yield* BlobStore.BlobStore
     const timeoutSeconds = timeoutOf(step)
-    const envelope = AgentEnvelope.make(input.task, step, attempt)
+    const envelope = AgentEnvelope.make(input.task, step, attempt, input.revision ?? null)
     // The run's hooks for the host's session (ADR 0040): a host that must have them and cannot is not started.
     const hooked = input.hooks === undefined ? null : input.hooks()
     const program = typeof envelope === "string"

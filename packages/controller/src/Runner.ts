@@ -56,6 +56,7 @@ import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as Runnable from "./Runnable.js"
 import * as RunLease from "./RunLease.js"
 import * as LessonFacts from "./LessonFacts.js"
+import * as Revision from "./Revision.js"
 import * as RunRecovery from "./RunRecovery.js"
 import * as RunReport from "./RunReport.js"
 import * as RunAgentStep from "./RunAgentStep.js"
@@ -528,7 +529,14 @@ const runScoped = (
         const agent = current.step.agent
         const ran = yield* (agent === undefined
           ? RunStep.execute(stepContext, stepInput)
-          : RunAgentStep.execute(stepContext, { ...stepInput, task: taskNow(), decoder: agentHosts[agent.host], hooks: options.agentHooks?.[agent.host] })).pipe(Effect.withSpan("ratchet.attempt", {
+          : RunAgentStep.execute(stepContext, {
+            ...stepInput,
+            task: taskNow(),
+            decoder: agentHosts[agent.host],
+            hooks: options.agentHooks?.[agent.host],
+            // A successor a failed verification scheduled is told what failed (ADR 0041).
+            revision: yield* Revision.forStep(taskId, branch, runId, current.step, current.attempt)
+          })).pipe(Effect.withSpan("ratchet.attempt", {
           attributes: {
             "ratchet.task": taskId,
             "ratchet.run": runId,

@@ -16,6 +16,7 @@ import * as path from "node:path"
 import { spawn } from "node:child_process"
 import * as Effect from "effect/Effect"
 import { alive, bootId, members, stat } from "./internal/processes.js"
+import * as VerifierKey from "./VerifierKey.js"
 
 /**
  * How a command ended.
@@ -332,7 +333,8 @@ export const start = (input: {
  * @category constructors
  */
 export const environment = (context: { readonly taskId: string; readonly stepId: string; readonly attempt: number }): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = { ...process.env }
+  // The unattended verifier's passphrase is never a step's, nor its agent's (ADR 0041).
+  const env: NodeJS.ProcessEnv = VerifierKey.strip({ ...process.env })
   delete env["RATCHET_FAULT"]
   env["RATCHET_TASK"] = context.taskId
   env["RATCHET_STEP"] = context.stepId

@@ -41,6 +41,7 @@ import * as Episode from "./Episode.js"
 import * as LessonFacts from "./LessonFacts.js"
 import * as Projection from "./Projection.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
+import * as Revision from "./Revision.js"
 import * as RunReport from "./RunReport.js"
 import * as Signed from "./Signed.js"
 import * as TaskBranch from "./TaskBranch.js"
@@ -117,11 +118,13 @@ const revise = (
   steps: ReadonlyArray<string>,
   actor: Event.Actor,
   at: number,
-  authority: Authority.Authority
+  authority: Authority.Authority,
+  failure: { readonly fingerprint: string | null; readonly earlier: ReadonlyArray<string> }
 ) =>
 {
     const runId = task.run!.runId
     const budget = Math.min(task.spec?.spec.execution?.retry?.maxSuccessors ?? Task.maxSuccessorsPerTask, Task.maxSuccessorsPerTask)
+    const fingerprinted = failure.fingerprint === null ? {} : { lastEvidence: [failure.fingerprint] }
     // The kernel's no-progress rule, for a revision: the tree the run left is one an earlier failed
     // verification already judged, so running the same steps again would fail the same way.
     const tree = episode.view.refs.at(-1)
@@ -137,6 +140,21 @@ const revise = (
         successors: [] as ReadonlyArray<Event.Event>
       }
     }
+    // Seed 004: the same failure again ends the loop (ADR 0041), after no progress (the more
+    // specific reason when the tree is also unchanged). A revision that failed exactly as
+    // an earlier one of this run did will fail so again; a person changes the plan or the contract.
+    if (failure.fingerprint !== null && failure.earlier.includes(failure.fingerprint)) {
+      return {
+        blocker: {
+          category: "repeated_failure",
+          owner: "user",
+          requiredAction: `The revision failed verification the same way again (fingerprint ${failure.fingerprint}). Change the plan or the contract: ratchet reopen ${task.taskId} --reason "…"`,
+          ...fingerprinted
+        } satisfies Event.Blocker,
+        unblock: [] as ReadonlyArray<Task.Command>,
+        successors: [] as ReadonlyArray<Event.Event>
+      }
+    }
     if (steps.length === 0 || task.successorsUsed + steps.length > budget) {
       return {
         blocker: {
@@ -146,7 +164,8 @@ const revise = (
             ? `A required criterion failed and no step of the plan serves it; change the plan or the contract: ratchet reopen ${task.taskId} --reason "…"`
             : `A required criterion failed; revising ${steps.join(", ")} needs ${steps.length} successor attempt${steps.length === 1 ? "" : "s"} and ${
               budget - task.successorsUsed
-            } of ${budget} are left. Change the plan or the contract: ratchet reopen ${task.taskId} --reason "…"`
+            } of ${budget} are left. Change the plan or the contract: ratchet reopen ${task.taskId} --reason "…"`,
+          ...fingerprinted
         } satisfies Event.Blocker,
         unblock: [] as ReadonlyArray<Task.Command>,
         successors: [] as ReadonlyArray<Event.Event>
@@ -267,6 +286,15 @@ const verifyIn = (options: Options) =>
       .filter((verdict) => !(verdict.verdict === "NOT_RUN" && verdict.evidenceRefs.length === 0))
       .map((verdict) => Signed.verdict(projectId, taskId, episode.runId, verdict, invocation))
     const authority = yield* ProjectApprovers.authority(projectId, project.root)
+    // The failure's fingerprint, and those of the run's earlier REVISE passes (ADR 0041).
+    const failure = {
+      fingerprint: Revision.fingerprintOf(
+        results.filter((result) => result.verdict.verdict === "FAIL").map((result) =>
+          Revision.failureOf(result.verdict, result.judgements.flatMap((judgement) => judgement.evidence))
+        )
+      ),
+      earlier: (yield* Revision.passesOf(taskId, branch, episode.runId)).filter((pass) => pass.snapshotLsn < episode.snapshotLsn).map((pass) => pass.fingerprint)
+    }
 
     // ---- the record ---------------------------------------------------------------------------
     // Decided through the command handler against the task as it is when the verdicts are written:
@@ -342,7 +370,7 @@ const verifyIn = (options: Options) =>
           recordedBlocker = concluded.blocker
           if (concluded.blocker === null) return [recorded]
           const revision = concluded.outcome === "REVISE"
-            ? revise(now, read.run, again, concluded.stepsToRevise, invocation.actor, at, authority)
+            ? revise(now, read.run, again, concluded.stepsToRevise, invocation.actor, at, authority, failure)
             : null
           const blocker = revision?.blocker ?? concluded.blocker
           recordedBlocker = blocker

@@ -433,7 +433,7 @@ export const tools: ReadonlyArray<Tool> = [
     command: "plan",
     title: "Propose the plan",
     description:
-      "Proposes the task's plan from a YAML file in the workspace: steps, each { id, title, acRefs, run: { command } | manual: { instructions } | agent: { host: claude-code|codex, prompt, timeoutSeconds?, model?, maxTurns? }, needs, timeoutSeconds, idempotent, probe }, and optional stepStates. It is bound to the current spec digest (leave specDigest out). Every required acceptance criterion must be in some step's acRefs. Needs a preflight of the current spec that found nothing wrong, else HOLD. Only the user approves it (ratchet approve <task> plan, at a terminal).",
+      "Proposes the task's plan from a YAML file in the workspace: steps, each { id, title, acRefs, run: { command } | manual: { instructions } | agent: { host: claude-code|codex, prompt, timeoutSeconds?, model?, maxTurns? }, needs, timeoutSeconds, idempotent, probe }, optional stepStates, and an optional profile { implementer: claude-code|codex, verifier: <approver id>, untilVerified } (part of the digest). It is bound to the current spec digest (leave specDigest out). Every required acceptance criterion must be in some step's acRefs. Needs a preflight of the current spec that found nothing wrong, else HOLD. Only the user approves it (ratchet approve <task> plan, at a terminal).",
     readOnly: false,
     input: Schema.Struct({
       taskId: TaskId,

@@ -12,11 +12,14 @@
  * The digest is taken over the semantic projection, with the same omission rule as the spec's.
  * An agent step's host, prompt, model and limits are all semantic: changing any of them changes
  * the digest, so an approval no longer matches. A step's title is editorial and is left out, so retitling a step keeps the plan's approval.
+ * The agent profile (`AgentProfile`: the implementer host, the unattended verifier, the loop until
+ * verified) is semantic too.
  *
  * @since 0.1.0
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as AgentProfile from "./AgentProfile.js"
 import * as AgentStep from "./AgentStep.js"
 import * as Digest from "./Digest.js"
 import * as Spec from "./Spec.js"
@@ -132,7 +135,8 @@ export const kindOf = (step: Step): StepKind =>
 export const Plan = Schema.Struct({
   specDigest: Digest.Digest,
   steps: Schema.Array(Step).pipe(Schema.minItems(1, { message: () => "a plan needs at least one step" })),
-  stepStates: optional(Texts)
+  stepStates: optional(Texts),
+  profile: optional(AgentProfile.Profile)
 }).annotations({ identifier: "Plan" })
 
 /**
@@ -270,6 +274,7 @@ const validate = (plan: Plan, spec: Spec.Spec): ReadonlyArray<Spec.Issue> => {
     }
   })
   issues.push(...cycles(plan, needsGraph(plan, index)))
+  if (plan.profile !== undefined) issues.push(...AgentProfile.issues(plan.profile, plan.steps))
   for (const ac of spec.acceptanceCriteria) {
     if (ac.required && !covered.has(ac.id)) {
       issues.push({
@@ -320,6 +325,7 @@ export interface Projection {
     readonly state?: string
   }>
   readonly step_states?: ReadonlyArray<string>
+  readonly profile?: AgentProfile.Projection
 }
 
 /**
@@ -345,7 +351,8 @@ export const projection = (plan: Plan): Projection =>
         state: step.state
       })
     ),
-    step_states: plan.stepStates
+    step_states: plan.stepStates,
+    profile: plan.profile && AgentProfile.projection(plan.profile)
   }) as unknown as Projection
 
 /**

@@ -356,7 +356,13 @@ export interface World {
   /** Runs `ratchet args` in the repository (or `cwd`), stdin from `input` (not a terminal). */
   readonly run: (
     args: ReadonlyArray<string>,
-    options?: { readonly cwd?: string; readonly input?: string; readonly env?: Record<string, string> }
+    options?: {
+      readonly cwd?: string
+      readonly input?: string
+      readonly env?: Record<string, string>
+      /** How long the call may take (a minute unless said; a loop of many rounds takes longer). */
+      readonly timeoutMs?: number
+    }
   ) => Promise<Result>
   /** {@link run}, failing the test unless it exits 0. */
   readonly ok: (args: ReadonlyArray<string>, options?: { readonly env?: Record<string, string> }) => Promise<Result>
@@ -432,7 +438,8 @@ export const makeWorld = async (
     exec(process.execPath, [bin, ...args], {
       cwd: runOptions.cwd ?? repo,
       env: { ...env, ...runOptions.env },
-      input: runOptions.input
+      input: runOptions.input,
+      ...(runOptions.timeoutMs === undefined ? {} : { timeoutMs: runOptions.timeoutMs })
     })
   const ok: World["ok"] = async (args, okOptions = {}) => {
     const result = await run(args, okOptions)

@@ -8,15 +8,18 @@
  *   (so a timeout must kill the group, not only this process);
  * - `STAND_IN_RECORD`: a file it writes its arguments, its RATCHET_* variables, its working
  *   directory, its pid and its child's pid to, as JSON;
- * - `STAND_IN_STARTS`: a file it appends one line to each time it starts.
+ * - `STAND_IN_STARTS`: a file it appends one line to each time it starts;
+ * - and the REVISE loop's behaviours (`revise.mjs`).
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { revise } from "./revise.mjs"
 
 export const behave = (args) => {
   const env = process.env
   if (env.STAND_IN_STARTS) fs.appendFileSync(env.STAND_IN_STARTS, `${process.pid}\n`)
+  revise(args)
   if (env.STAND_IN_WRITE) {
     fs.mkdirSync(path.dirname(path.resolve(env.STAND_IN_WRITE)), { recursive: true })
     fs.writeFileSync(env.STAND_IN_WRITE, "--json\n")

@@ -16,7 +16,7 @@ import * as CheckoutLock from "@ratchet/controller/CheckoutLock"
 import * as Colour from "@ratchet/controller/Colour"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Invoker from "@ratchet/controller/Invoker"
-import * as Runnable from "@ratchet/controller/Runnable"
+import * as RunAny from "@ratchet/controller/RunAny"
 import * as Runner from "@ratchet/controller/Runner"
 import * as RunRequest from "@ratchet/controller/RunRequest"
 import * as Tracing from "@ratchet/controller/Tracing"
@@ -162,41 +162,11 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     const single = any ? null : (taskId as string)
     const work = single !== null
       ? Effect.map(one(single, parsed.values.takeover === true), (outcome) => [outcome])
-      : Effect.gen(function*() {
-        const outcomes: Array<Runner.Outcome> = []
-        // Tasks this runner finished with (they wait for a person now) and tasks another runner
-        // won first (tried again after a wait).
-        const settled = new Set<string>()
-        const busy = new Set<string>()
-        while (interrupts === 0) {
-          const { ready, held } = yield* Runnable.ready(parsed.values["takeover-expired"] === true)
-          const next = ready.find((entry) => !settled.has(entry.taskId) && !busy.has(entry.taskId))
-          if (next === undefined) {
-            // Another runner's lease may expire (its runner died): wait for it when asked to take
-            // expired leases over; otherwise there is nothing left for this runner.
-            if (parsed.values["takeover-expired"] === true && held + busy.size > 0) {
-              yield* Effect.sleep(Duration.millis(250))
-              busy.clear()
-              continue
-            }
-            break
-          }
-          const result = yield* Effect.either(one(next.taskId, next.takeover))
-          if (result._tag === "Right") {
-            outcomes.push(result.right)
-            settled.add(next.taskId)
-          } else if (Runnable.isBusy(result.left)) {
-            busy.add(next.taskId)
-          } else if (result.left._tag === "@ratchet/kernel/TaskCommandRefused" || result.left._tag === "@ratchet/kernel/TaskCommandHeld") {
-            // The task moved between the listing and the run (another runner finished or blocked
-            // it), or its gate holds: it is not this runner's to run; the others still are.
-            say(`skipped ${next.taskId}: ${result.left.message}`)
-            settled.add(next.taskId)
-          } else {
-            return yield* Effect.fail(result.left)
-          }
-        }
-        return outcomes
+      : RunAny.loop({
+        takeoverExpired: parsed.values["takeover-expired"] === true,
+        run: one,
+        stopping: () => interrupts > 0,
+        say
       })
     // One runner per checkout: another one's changes would look like this one's steps'.
     const lock = CheckoutLock.hold(home, project.root, { takeover: parsed.values.takeover === true })

@@ -1,7 +1,8 @@
 /**
  * The runner process: `ratchet-runner <task> [--takeover]` runs one task's approved plan until it
  * has no work the runner can do by itself; `ratchet-runner --any [--takeover-expired]` keeps taking
- * the project's runnable tasks whose lease is free (or expired) until none is left. It prints
+ * the project's runnable tasks whose lease is free (or expired), each one claimed first so that
+ * runners of one store share the work (`RunAny`, ADR 0042), until none is left. It prints
  * progress (NDJSON with `--json`, ending with one `result` line) and exits: 0 when the run reached
  * VERIFYING, a manual step, a pause or a cancel; 3 when the task is BLOCKED; 4 when another writer
  * holds the lease; 2 for invalid input; 1 for anything unexpected. No daemon is left behind.

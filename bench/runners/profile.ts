@@ -65,6 +65,17 @@ try {
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
   })()
+  // CPU of the waited-for children and their descendants (the runners, their commands and `git`),
+  // from /proc/self/stat's cutime and cstime, in clock ticks (100 per second on Linux).
+  const childCpuMs = (): number | null => {
+    try {
+      const fields = fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")
+      return (Number(fields[13]) + Number(fields[14])) * 10
+    } catch {
+      return null
+    }
+  }
+  const cpuBefore = childCpuMs()
   const profileDir = process.env["PROFILE_DIR"]
   const bin = process.env["RUNNER_BIN"]
   const started = performance.now()
@@ -75,12 +86,16 @@ try {
   )
   const finished = await Promise.all(fleet.map((one) => one.finished))
   const seconds = (performance.now() - started) / 1000
+  const cpuAfter = childCpuMs()
   sampling = false
   await sampler
   const after = await database()
   const check = await checkRound(admin, schema, batch, fleet, finished, steps)
   const total = tasks * steps
   console.log(`${runners} runner(s), ${tasks} tasks × ${steps} steps: ${seconds.toFixed(2)} s, ${(seconds * 1000 / total).toFixed(1)} ms per step, ${(total / seconds).toFixed(2)} steps/s`)
+  if (cpuBefore !== null && cpuAfter !== null) {
+    console.log(`CPU of the runners and their children: ${((cpuAfter - cpuBefore) / total).toFixed(1)} ms per step (${((cpuAfter - cpuBefore) / 1000 / seconds).toFixed(2)} CPUs busy on average)`)
+  }
   console.log(`shares: ${[...check.stepsBy].map(([actor, n]) => `${actor} ${n} (${(100 * n / total).toFixed(0)} %)`).join(", ")}; steps run twice: ${check.stepsRunTwice}; problems: ${check.problems.length}`)
   for (const problem of check.problems.slice(0, 10)) console.log(`  ${problem}`)
   console.log(`server: ${((Number(after.xact_commit) - Number(before.xact_commit)) / total).toFixed(1)} commits per step (whole database), ${((Number(after.tup) - Number(before.tup)) / total).toFixed(1)} rows written per step`)

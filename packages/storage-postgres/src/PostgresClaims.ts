@@ -26,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as SynchronizedRef from "effect/SynchronizedRef"
 
 /**
  * The channel `NOTIFY` uses for the store in `schema`.
@@ -51,10 +52,14 @@ export const make = (
   Effect.gen(function*() {
     const channel = channelOf(schema)
     const wakes = yield* Queue.sliding<string>(64)
-    // One connection for the process's claims: session-level locks belong to the session that took them.
-    const connection: Effect.Effect<SqlConnection.Connection, StorageError> = yield* Effect.cached(
-      Effect.mapError(Scope.extend(pg.reserve, scope), (error) => classify("claim", error))
-    )
+    // One connection for the process's claims: session-level locks belong to the session that took
+    // them. Reserved on first use and kept; a failed reservation is not remembered, the next claim
+    // tries again.
+    const reserved = yield* SynchronizedRef.make<SqlConnection.Connection | null>(null)
+    const connection: Effect.Effect<SqlConnection.Connection, StorageError> = SynchronizedRef.modifyEffect(reserved, (held) =>
+      held !== null
+        ? Effect.succeed([held, held] as const)
+        : Effect.map(Effect.mapError(Scope.extend(pg.reserve, scope), (error) => classify("claim", error)), (made) => [made, made] as const))
     const listening: Effect.Effect<void> = yield* Effect.cached(
       Effect.asVoid(Effect.forkIn(
         Stream.runForEach(pg.listen(channel), (payload) => Queue.offer(wakes, payload)).pipe(

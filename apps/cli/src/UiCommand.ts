@@ -29,7 +29,7 @@ export const traceUrlOf = (option: unknown, variable: string | undefined): Effec
   if (!given.value.includes("{traceId}")) return refuse(`${shown} has no {traceId} for the page to put a trace's id in.`)
   // The URL parser drops leading and trailing blanks and tabs or newlines inside, so the link would
   // not be the address given: such characters are refused, to be percent-encoded (%20).
-  const blank = given.value.search(/[\u0000-\u0020\u007f]/)
+  const blank = [...given.value].findIndex((character) => character <= " " || character === "\u007f")
   if (blank >= 0) return refuse(`${shown} has a space or control character at position ${blank + 1}; percent-encode it (%20 for a space).`)
   let url: URL
   let other: URL

@@ -238,7 +238,7 @@ const promptText = (envelope: Envelope, shown: number): string =>
     ...revisionLines(envelope, shown),
     "The step:",
     envelope.prompt
-  ].join("\n").replace(/\u0000/g, "\\u{0}")
+  ].join("\n").replaceAll("\u0000", "\\u{0}")
 
 /**
  * The variables the host runs with: the envelope for a hook or tool to read without parsing prose.

@@ -22,6 +22,18 @@ import * as Store from "./Store.js"
 const noColor = (parsed: Parsed): ReadonlyArray<string> => parsed.options["no-color"] === true ? ["--no-color"] : []
 
 /**
+ * The verifier's passphrase from the file `RATCHET_VERIFIER_PASSPHRASE_FILE` names, read here so
+ * that its content goes to the runner over a pipe: no process started from here holds the
+ * passphrase or the file's name (ADR 0041, amended). Null when the variable is not set.
+ */
+const verifierPassphrase = (): Effect.Effect<string | null, ControllerError.InvalidRequest> => {
+  const file = process.env[VerifierKey.variables.passphraseFile] ?? ""
+  if (file === "") return Effect.succeed(null)
+  const read = VerifierKey.readPassphraseFile(file)
+  return Either.isLeft(read) ? Effect.fail(read.left) : Effect.succeed(read.right)
+}
+
+/**
  * `ratchet run`.
  *
  * @since 0.2.0
@@ -78,15 +90,7 @@ export const run: CommandSpec = {
         const inVariable = VerifierKey.variableRefusal(process.env)
         if (inVariable !== null) return yield* Effect.fail(inVariable)
       }
-      // The passphrase file is read here and its content handed to the runner over a pipe: no
-      // process started from here holds the passphrase or the file's name (ADR 0041, amended).
-      const passphraseFile = process.env[VerifierKey.variables.passphraseFile] ?? ""
-      let passphrase: string | null = null
-      if (passphraseFile !== "") {
-        const read = VerifierKey.readPassphraseFile(passphraseFile)
-        if (Either.isLeft(read)) return yield* Effect.fail(read.left)
-        passphrase = read.right
-      }
+      const passphrase = yield* verifierPassphrase()
       if (parsed.options["until-verified"] === true) {
         // Refused here, before anything runs, rather than unsigned later (fail closed, ADR 0041).
         const unlocked = VerifierKey.unlock(process.env, passphrase)
@@ -239,7 +243,9 @@ export const resume: CommandSpec = {
         // The run continues from its recorded next step, in the runner, on this terminal.
         if (!env.json) process.stderr.write(`${writtenText(written, env, "Resumed")}\n`)
         const args = [written.task.taskId, "-C", env.cwd, ...(env.json ? ["--json"] : []), ...noColor(parsed)]
-        return Effect.map(RunnerProcess.foreground(args), (code): Outcome => ({ exit: code, json: null, text: null }))
+        // A plan whose profile asks for the loop needs the verifier's passphrase here too.
+        return Effect.flatMap(verifierPassphrase(), (passphrase) =>
+          Effect.map(RunnerProcess.foreground(args, passphrase), (code): Outcome => ({ exit: code, json: null, text: null })))
       }))
 }
 

@@ -16,6 +16,7 @@
  * - the verifier's passphrase and its file's path are in no environment or command line an agent
  *   or a check can read (`probe.mjs` reads every process's), nor in the evidence or a prompt;
  * - a check whose output holds a NUL byte does not stop the successor from starting;
+ * - a detached run gets the passphrase the same way, and completes;
  * - a plan whose profile asks for the loop gets it from a plain `ratchet run`, and only under the
  *   key of the verifier its profile names;
  * - `ratchet status` shows each agent attempt's turns, usage, cost and transcript reference.
@@ -298,6 +299,23 @@ export const reviseScenarios = (engine: Engine): void => {
         fs.rmSync(probes, { recursive: true, force: true })
         fs.rmSync(needles, { force: true })
       }
+    })
+
+    it("a detached run gets the passphrase over the pipe too, and completes", async () => {
+      const { agentEnv, key, passphraseFile, taskId, world } = await setUp(engine, "A detached run verifies unattended")
+      const started = await world.run(["run", taskId, "--until-verified", "--detach", "--json"], {
+        env: { ...agentEnv("pass-second"), RATCHET_VERIFIER_KEY: key, RATCHET_VERIFIER_PASSPHRASE_FILE: passphraseFile }
+      })
+      expect(started.code, started.stdout + started.stderr).toBe(0)
+      const log = started.json.log as string
+      const deadline = Date.now() + 180_000
+      while ((await status(world, taskId)).state !== "COMPLETED") {
+        if (Date.now() > deadline) throw new Error(`the detached run did not complete:\n${read(log)}`)
+        await new Promise((resolve) => setTimeout(resolve, 1_000))
+      }
+      expect(await verificationOutcomes(world, taskId)).toEqual(["REVISE", "APPROVED"])
+      expect(read(log)).not.toContain(passphrase)
+      expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "COMPLETED" })
     })
 
     it("a check whose output holds a NUL byte does not stop the successor: the prompt shows it visibly", async () => {

@@ -22,6 +22,18 @@ import * as Store from "./Store.js"
 const noColor = (parsed: Parsed): ReadonlyArray<string> => parsed.options["no-color"] === true ? ["--no-color"] : []
 
 /**
+ * The verifier's passphrase from the file `RATCHET_VERIFIER_PASSPHRASE_FILE` names, read here so
+ * that its content goes to the runner over a pipe: no process started from here holds the
+ * passphrase or the file's name (ADR 0041, amended). Null when the variable is not set.
+ */
+const verifierPassphrase = (): Effect.Effect<string | null, ControllerError.InvalidRequest> => {
+  const file = process.env[VerifierKey.variables.passphraseFile] ?? ""
+  if (file === "") return Effect.succeed(null)
+  const read = VerifierKey.readPassphraseFile(file)
+  return Either.isLeft(read) ? Effect.fail(read.left) : Effect.succeed(read.right)
+}
+
+/**
  * `ratchet run`.
  *
  * @since 0.2.0
@@ -34,7 +46,7 @@ export const run: CommandSpec = {
   description: [
     "Starts the runner, a process that lives only while the run has work: it passes the run-start gate (current contract and plan digests, scope, the writer lease taken by the runner), then runs each step in `needs` order as attempts. A command step's side effect is an intent recorded before the child starts and resolved after it exits (exit code, duration, output as blobs, the paths it changed); a failure gets a successor attempt within the retry budget, a repeated failure, no progress or a spent budget BLOCKS; a path changed outside the scope BLOCKS naming it.",
     "It stops when every step is done (VERIFYING), at a manual step (finish it with ratchet step done), or when the task blocks, pauses or is cancelled. At every start it recovers what a dead runner left open (docs/guides/recovery.md). Progress goes to the terminal (step n of m, attempt, live output); with --json, NDJSON events and a final result line.",
-    "With --until-verified nobody needs to be there for the rest: at VERIFYING the runner verifies every criterion as the unattended verifier (an approver key of its own: RATCHET_VERIFIER_KEY, with its passphrase in the file RATCHET_VERIFIER_PASSPHRASE_FILE names or in RATCHET_VERIFIER_PASSPHRASE; never passed on to a step, an agent or a check), signing each verdict; a REVISE runs the successor attempts it scheduled (an agent's envelope names the failures and their fingerprint) and verifies again; an APPROVED pass completes the task as ratchet done does. It stops BLOCKED when the successor budget is spent or the same failure's fingerprint repeats, and for a person when the verification holds (a manual criterion). Without a usable verifier key it is refused before anything runs.",
+    "With --until-verified nobody needs to be there for the rest: at VERIFYING the runner verifies every criterion as the unattended verifier (an approver key of its own, never yours nor that of the approver of the task's spec or plan: RATCHET_VERIFIER_KEY, with its passphrase in the file RATCHET_VERIFIER_PASSPHRASE_FILE names, read by ratchet run and handed to the runner over a pipe, never in a process's environment; RATCHET_VERIFIER_PASSPHRASE is refused, as every process of your user can read another's environment), signing each verdict; a REVISE runs the successor attempts it scheduled (an agent's envelope names the failures and their fingerprint) and verifies again; an APPROVED pass completes the task as ratchet done does. It stops BLOCKED when the successor budget is spent or the same failure's fingerprint repeats, and for a person when the verification holds (a manual criterion). Without a usable verifier key it is refused before anything runs.",
     "Exit 0 when it stopped as planned (VERIFYING, a manual step, a pause or a cancel; with --until-verified, COMPLETED), 3 when the task is BLOCKED (or, with --until-verified, left VERIFYING for a person), 4 when another writer holds the lease. Ctrl-C pauses after the current step; a second Ctrl-C stops at once."
   ].join(" "),
   positionals: [{ name: "task", description: "The task id (omit with --any)", required: false }],
@@ -48,7 +60,7 @@ export const run: CommandSpec = {
     "until-verified": {
       type: "boolean",
       description:
-        "Verify, revise and complete without a person: verify as the unattended verifier (RATCHET_VERIFIER_KEY and RATCHET_VERIFIER_PASSPHRASE_FILE or RATCHET_VERIFIER_PASSPHRASE), run the successors a REVISE schedules, complete an APPROVED task; BLOCKED when the budget is spent or a failure repeats."
+        "Verify, revise and complete without a person: verify as the unattended verifier (RATCHET_VERIFIER_KEY and RATCHET_VERIFIER_PASSPHRASE_FILE, set on this command line only), run the successors a REVISE schedules, complete an APPROVED task; BLOCKED when the budget is spent or a failure repeats."
     },
     "takeover-expired": { type: "boolean", description: "With --any: also take tasks whose runner's lease expired, waiting for live runners' leases to expire or their work to end." },
     detach: { type: "boolean", description: "Start the runner in its own session with its log under $RATCHET_HOME/logs/ and return at once." }
@@ -74,8 +86,14 @@ export const run: CommandSpec = {
       }
       if (parsed.options["until-verified"] === true) {
         if (any) return yield* misuse("--until-verified names one task.", "Run one task at a time with it: ratchet run <task> --until-verified")
+        // A passphrase in a variable is refused outright: /proc/<pid>/environ shows it to the agent.
+        const inVariable = VerifierKey.variableRefusal(process.env)
+        if (inVariable !== null) return yield* Effect.fail(inVariable)
+      }
+      const passphrase = yield* verifierPassphrase()
+      if (parsed.options["until-verified"] === true) {
         // Refused here, before anything runs, rather than unsigned later (fail closed, ADR 0041).
-        const unlocked = VerifierKey.unlock(process.env)
+        const unlocked = VerifierKey.unlock(process.env, passphrase)
         if (Either.isLeft(unlocked)) return yield* Effect.fail(unlocked.left)
       }
       if (typeof task === "string") {
@@ -96,13 +114,13 @@ export const run: CommandSpec = {
         env.cwd
       ]
       if (parsed.options["detach"] === true) {
-        const started = yield* RunnerProcess.detached(args, typeof task === "string" ? task : "any")
+        const started = yield* RunnerProcess.detached(args, typeof task === "string" ? task : "any", {}, passphrase)
         return ok(
           Documents.detachedRun(typeof task === "string" ? task : null, started),
           `Runner started (pid ${started.pid}); its log: ${started.log}\nWatch it with: ratchet status ${typeof task === "string" ? task : "<task>"}`
         )
       }
-      const code = yield* RunnerProcess.foreground([...args, ...(env.json ? ["--json"] : []), ...noColor(parsed)])
+      const code = yield* RunnerProcess.foreground([...args, ...(env.json ? ["--json"] : []), ...noColor(parsed)], passphrase)
       return { exit: code, json: null, text: null } satisfies Outcome
     })
 }
@@ -225,7 +243,9 @@ export const resume: CommandSpec = {
         // The run continues from its recorded next step, in the runner, on this terminal.
         if (!env.json) process.stderr.write(`${writtenText(written, env, "Resumed")}\n`)
         const args = [written.task.taskId, "-C", env.cwd, ...(env.json ? ["--json"] : []), ...noColor(parsed)]
-        return Effect.map(RunnerProcess.foreground(args), (code): Outcome => ({ exit: code, json: null, text: null }))
+        // A plan whose profile asks for the loop needs the verifier's passphrase here too.
+        return Effect.flatMap(verifierPassphrase(), (passphrase) =>
+          Effect.map(RunnerProcess.foreground(args, passphrase), (code): Outcome => ({ exit: code, json: null, text: null })))
       }))
 }
 

@@ -12,6 +12,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Tracing from "@ratchet/controller/Tracing"
+import * as VerifierKey from "@ratchet/controller/VerifierKey"
 import * as Effect from "effect/Effect"
 import * as Store from "./Store.js"
 
@@ -43,6 +44,27 @@ export const hookEnvironment = (): Readonly<Record<string, string>> => {
   return { RATCHET_HOOK_LAUNCHER: path.join(root, "bin", "ratchet-hook"), RATCHET_HOOK_CLI: path.join(root, "dist", "ratchet.mjs") }
 }
 
+/** The descriptor the runner reads the verifier's passphrase from (its stdin, stdout and stderr are 0-2). */
+const passphraseFd = 3
+
+/**
+ * How the runner is started: its environment never holds the verifier's passphrase nor its file's
+ * name (ADR 0041, amended: every process of the user reads `/proc/<pid>/environ`); a passphrase
+ * this process read goes over a pipe on descriptor 3, named by `--verifier-passphrase-fd`.
+ */
+const launch = (args: ReadonlyArray<string>, passphrase: string | null) => ({
+  args: [bin(), ...args, ...(passphrase === null ? [] : [`--${VerifierKey.passphraseFdOption}`, String(passphraseFd)])],
+  env: (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => VerifierKey.forRunner(env)
+})
+
+/** Writes `passphrase` to the child's descriptor 3 and closes it; `done` once it is written. */
+const hand = (pipe: unknown, passphrase: string | null, done: () => void) => {
+  if (passphrase === null || pipe === null || pipe === undefined) return done()
+  const stream = pipe as NodeJS.WritableStream
+  stream.on("error", () => {})
+  stream.end(`${passphrase}\n`, done)
+}
+
 /**
  * Runs the runner with `args` in the foreground, sharing this terminal; resolves to its exit code
  * (1 when it could not be started, or died of a signal).
@@ -50,10 +72,15 @@ export const hookEnvironment = (): Readonly<Record<string, string>> => {
  * @since 0.1.0
  * @category constructors
  */
-export const foreground = (args: ReadonlyArray<string>): Effect.Effect<number> =>
+export const foreground = (args: ReadonlyArray<string>, passphrase: string | null = null): Effect.Effect<number> =>
   Effect.flatMap(Tracing.childEnv(process.env), (env) => Effect.async<number>((resume) => {
+    const how = launch(args, passphrase)
     // The runner's spans join this command's trace when traces are exported (TRACEPARENT).
-    const child = spawn(process.execPath, [bin(), ...args], { stdio: "inherit", env: { ...env, ...hookEnvironment() } })
+    const child = spawn(process.execPath, how.args, {
+      stdio: passphrase === null ? "inherit" : ["inherit", "inherit", "inherit", "pipe"],
+      env: how.env({ ...env, ...hookEnvironment() })
+    })
+    hand(child.stdio[passphraseFd], passphrase, () => {})
     // Ctrl-C reaches the runner too (same process group); it decides what to do, and this process
     // waits for it rather than dying first and leaving it without its terminal.
     const ignore = () => {}
@@ -80,22 +107,32 @@ export const foreground = (args: ReadonlyArray<string>): Effect.Effect<number> =
 export const detached = (
   args: ReadonlyArray<string>,
   name: string,
-  env: Readonly<Record<string, string>> = {}
+  env: Readonly<Record<string, string>> = {},
+  passphrase: string | null = null
 ): Effect.Effect<{ readonly pid: number; readonly log: string }, Error> =>
-  Effect.flatMap(Tracing.childEnv(process.env), (parentEnv) => Effect.try({
+  Effect.flatMap(Tracing.childEnv(process.env), (parentEnv) => Effect.flatMap(Effect.try({
     try: () => {
       const logs = path.join(Store.home(), "logs")
       fs.mkdirSync(logs, { recursive: true, mode: 0o700 })
       const log = path.join(logs, `${name}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`)
       const fd = fs.openSync(log, "a", 0o600)
       try {
-        const child = spawn(process.execPath, [bin(), ...args], { stdio: ["ignore", fd, fd], detached: true, env: { ...parentEnv, ...hookEnvironment(), ...env } })
+        const how = launch(args, passphrase)
+        const child = spawn(process.execPath, how.args, {
+          stdio: passphrase === null ? ["ignore", fd, fd] : ["ignore", fd, fd, "pipe"],
+          detached: true,
+          env: how.env({ ...parentEnv, ...hookEnvironment(), ...env })
+        })
         child.unref()
         if (child.pid === undefined) throw new Error("the runner did not start")
-        return { pid: child.pid, log }
+        return { pid: child.pid, log, pipe: child.stdio[passphraseFd] }
       } finally {
         fs.closeSync(fd)
       }
     },
     catch: (error) => (error instanceof Error ? error : new Error(String(error)))
-  }))
+  }), (started) =>
+    // The passphrase is written before this process returns (and may exit).
+    Effect.async<{ readonly pid: number; readonly log: string }>((resume) => {
+      hand(started.pipe, passphrase, () => resume(Effect.succeed({ pid: started.pid, log: started.log })))
+    })))

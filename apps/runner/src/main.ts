@@ -8,11 +8,12 @@
  * holds the lease; 2 for invalid input; 1 for anything unexpected. No daemon is left behind.
  *
  * With `--until-verified` (ADR 0041) it then verifies the task as the unattended verifier, whose key
- * `RATCHET_VERIFIER_KEY` and passphrase (`RATCHET_VERIFIER_PASSPHRASE_FILE` or
- * `RATCHET_VERIFIER_PASSPHRASE`) it unlocks before anything runs, runs the successors a REVISE
- * schedules, and completes the task once a pass is APPROVED; exit 3 when it stops BLOCKED or with
- * the verification holding. The passphrase's variables are removed from this process's environment
- * as soon as they are read: no step, agent or check it starts inherits them.
+ * `RATCHET_VERIFIER_KEY` it unlocks before anything runs, runs the successors a REVISE schedules,
+ * and completes the task once a pass is APPROVED; exit 3 when it stops BLOCKED or with the
+ * verification holding. The passphrase comes over the descriptor `--verifier-passphrase-fd` names
+ * (`ratchet run` writes it there), else from the file `RATCHET_VERIFIER_PASSPHRASE_FILE` names;
+ * never from a variable (every process of the user reads a process's environment). No step, agent
+ * or check it starts gets a verifier variable.
  *
  * `RATCHET_FAULT=<point>` (a test facility) makes the runner kill itself with SIGKILL at that
  * durable boundary; see `Runner.faultPoints`.
@@ -44,7 +45,7 @@ import * as Wiring from "./Wiring.js"
 
 const exitCodeOf: Record<ControllerError.ExitClass, number> = { unexpected: 1, invalid: 2, hold: 3, conflict: 4 }
 
-const usage = "Usage: ratchet-runner <task> [--takeover] [--until-verified] [--json] [--no-color] [-C <dir>]\n       ratchet-runner --any [--takeover-expired] [--json] [--no-color] [-C <dir>]"
+const usage = "Usage: ratchet-runner <task> [--takeover] [--until-verified [--verifier-passphrase-fd <n>]] [--json] [--no-color] [-C <dir>]\n       ratchet-runner --any [--takeover-expired] [--json] [--no-color] [-C <dir>]"
 
 /** The fault point named by `RATCHET_FAULT` (null when unset), or why it names none. */
 const faultPoint = (): { readonly point: Runner.FaultPoint | null } | { readonly invalid: string } => {
@@ -101,6 +102,7 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
         any: { type: "boolean" },
         takeover: { type: "boolean" },
         "until-verified": { type: "boolean" },
+        [VerifierKey.passphraseFdOption]: { type: "string" },
         "takeover-expired": { type: "boolean" },
         json: { type: "boolean" },
         cwd: { type: "string", short: "C" },
@@ -123,9 +125,21 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   if (any && parsed.values.takeover === true) {
     return failWith(2, { _tag: "UsageError", message: `--takeover names one task's lease; with --any use --takeover-expired.\n${usage}` })
   }
-  // The verifier's passphrase is read once and never left for a child to inherit (ADR 0041).
+  // The verifier's variables are read once and never left for a child to inherit (ADR 0041); the
+  // passphrase itself comes over a pipe from `ratchet run`, read before anything else runs.
   const secrets = { ...process.env }
-  for (const name of VerifierKey.secretVariables) delete process.env[name]
+  for (const name of VerifierKey.childVariables) delete process.env[name]
+  const fdOption = parsed.values[VerifierKey.passphraseFdOption]
+  let piped: string | null = null
+  if (fdOption !== undefined) {
+    const fd = Number(fdOption)
+    if (!/^[0-9]+$/.test(fdOption) || fd < 3) {
+      return failWith(2, { _tag: "UsageError", message: `--${VerifierKey.passphraseFdOption} ${fdOption} is not an inherited descriptor (3 or more).\n${usage}` })
+    }
+    const read = VerifierKey.readPassphraseFd(fd)
+    if (Either.isLeft(read)) return failWith(2, read.left)
+    piped = read.right
+  }
   const untilVerified = parsed.values["until-verified"] === true
   if (untilVerified && any) {
     return failWith(2, { _tag: "UsageError", message: `--until-verified names one task.\n${usage}` })
@@ -143,7 +157,7 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   }
   const actor = Invoker.runnerFor(invoker.right)
   // Without a key that can sign, --until-verified is refused before anything runs (fail closed).
-  const verifier = untilVerified ? VerifierKey.unlock(secrets) : null
+  const verifier = untilVerified ? VerifierKey.unlock(secrets, piped) : null
   if (verifier !== null && Either.isLeft(verifier)) return failWith(2, verifier.left)
 
   // Ctrl-C asks for a pause at the next step boundary; a second one stops at once (recovery then
@@ -185,7 +199,7 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
       ? Effect.succeed(verifier.right)
       : Effect.flatMap(UntilVerified.profileOf(id), (profile) => {
         if (!UntilVerified.policy(profile)) return Effect.succeed(null)
-        const unlocked = VerifierKey.unlock(secrets)
+        const unlocked = VerifierKey.unlock(secrets, piped)
         return Either.isLeft(unlocked) ? Effect.fail(unlocked.left) : Effect.succeed(unlocked.right)
       })
   const one = (id: string, takeover: boolean) =>
@@ -196,7 +210,7 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
           signer === null
             ? Effect.map(Runner.run(options(id, takeover)), (outcome): Runner.Outcome | UntilVerified.Outcome => outcome)
             : Effect.map(
-              UntilVerified.run({ run: options(id, takeover), verifier: signer, invoker: invoker.right, onPass }),
+              UntilVerified.run({ run: options(id, takeover), verifier: signer, invoker: invoker.right, personKey: VerifierKey.personKeyOf(secrets, home), onPass }),
               (outcome): Runner.Outcome | UntilVerified.Outcome => outcome
             )),
       () => Effect.sync(() => running.delete(id))

@@ -28,6 +28,7 @@ import * as path from "node:path"
 import type * as AgentStep from "@ratchet/kernel/AgentStep"
 import type * as Plan from "@ratchet/kernel/Plan"
 import * as Task from "@ratchet/kernel/Task"
+import * as Projection from "./Projection.js"
 
 /**
  * The version of what the envelope says and how (its text and its variables); a host hook or tool
@@ -47,6 +48,16 @@ export const protocolVersion = 1
  * @category models
  */
 export const limits = { criteria: 40, criterionText: 400, scopeEntries: 100, failures: 20, failureExcerpt: 400 } as const
+
+/**
+ * The most bytes of UTF-8 the whole prompt argument may take: Linux refuses a single argument
+ * over 128 KiB (`MAX_ARG_STRLEN`), and the margin leaves room for whatever the host adds. Over it,
+ * the revision's failures are cut first (they are in `ratchet evidence` in full), then the text.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export const maxPromptBytes = 120 * 1024
 
 /**
  * The verification failure a successor attempt revises (ADR 0041): the pass's fingerprint and, for
@@ -144,11 +155,13 @@ export const make = (task: Task.Task, step: Plan.Step, attempt: number, revision
     prompt: step.agent.prompt,
     ...(revision === null ? {} : {
       revision: {
-        fingerprint: clip(revision.fingerprint, limits.criterionText),
+        // A check's output is anyone's text: control characters are written out (`\u{0}`), so a
+        // NUL byte cannot make the prompt an argument no process can be started with.
+        fingerprint: clip(Projection.visible(revision.fingerprint), limits.criterionText),
         failures: revision.failures.slice(0, limits.failures).map((failure) => ({
-          acId: clip(failure.acId, limits.criterionText),
-          verdict: failure.verdict,
-          excerpt: clip(failure.excerpt.trim(), limits.failureExcerpt)
+          acId: clip(Projection.visible(failure.acId), limits.criterionText),
+          verdict: Projection.visible(failure.verdict),
+          excerpt: clip(Projection.visible(failure.excerpt.trim()), limits.failureExcerpt)
         })),
         failuresLeftOut: Math.max(0, revision.failures.length - limits.failures)
       }
@@ -157,13 +170,17 @@ export const make = (task: Task.Task, step: Plan.Step, attempt: number, revision
 }
 
 /** What a successor is told about the verification it revises (nothing for another attempt). */
-const revisionLines = (envelope: Envelope): ReadonlyArray<string> =>
-  envelope.revision === undefined ? [] : [
+const revisionLines = (envelope: Envelope, shown: number): ReadonlyArray<string> => {
+  if (envelope.revision === undefined) return []
+  const failures = envelope.revision.failures.slice(0, shown)
+  const leftOut = envelope.revision.failuresLeftOut + envelope.revision.failures.length - failures.length
+  return [
     `This attempt revises work that failed verification (fingerprint ${envelope.revision.fingerprint}). Fix what failed; the same failure again blocks the task:`,
-    ...envelope.revision.failures.map((failure) => `- ${failure.acId} ${failure.verdict}: ${failure.excerpt.replace(/\s*\n\s*/g, " | ")}`),
-    ...(envelope.revision.failuresLeftOut > 0 ? [`- and ${envelope.revision.failuresLeftOut} more; ratchet evidence ${envelope.taskId} lists them all`] : []),
+    ...failures.map((failure) => `- ${failure.acId} ${failure.verdict}: ${failure.excerpt.replace(/\s*\n\s*/g, " | ")}`),
+    ...(leftOut > 0 ? [`- and ${leftOut} more; ratchet evidence ${envelope.taskId} lists them all`] : []),
     ""
   ]
+}
 
 const list = (entries: ReadonlyArray<string>, none: string) => (entries.length === 0 ? none : entries.map((entry) => `\`${entry}\``).join(", "))
 
@@ -173,7 +190,32 @@ const list = (entries: ReadonlyArray<string>, none: string) => (entries.length =
  * @since 0.4.0
  * @category constructors
  */
-export const promptOf = (envelope: Envelope): string =>
+export const promptOf = (envelope: Envelope): string => {
+  // Within the bound of one argument: the revision's failures go first, from the last.
+  for (let shown = envelope.revision?.failures.length ?? 0; shown >= 0; shown--) {
+    const text = promptText(envelope, shown)
+    if (Buffer.byteLength(text, "utf8") <= maxPromptBytes) return text
+  }
+  return cutToBytes(promptText(envelope, 0), maxPromptBytes)
+}
+
+const cutMark = "\n[ratchet: the prompt was cut to fit one argument]"
+
+/**
+ * `text` within `max` bytes of UTF-8, cut at a character boundary with a mark saying so.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const cutToBytes = (text: string, max: number): string => {
+  if (Buffer.byteLength(text, "utf8") <= max) return text
+  const room = max - Buffer.byteLength(cutMark, "utf8")
+  const bytes = Buffer.from(text, "utf8").subarray(0, Math.max(0, room))
+  // A cut inside a character leaves U+FFFD at the end; drop it.
+  return `${bytes.toString("utf8").replace(/\uFFFD+$/, "")}${cutMark}`
+}
+
+const promptText = (envelope: Envelope, shown: number): string =>
   [
     `Ratchet agent step (protocol ${envelope.protocol})`,
     "",
@@ -193,10 +235,10 @@ export const promptOf = (envelope: Envelope): string =>
     "You cannot approve, verify or complete anything: when you stop, the runner records what you changed, and someone other than you verifies the criteria.",
     `If this attempt fails, ${envelope.successorsLeft} successor attempt${envelope.successorsLeft === 1 ? "" : "s"} may follow; after that the task is blocked for a person.`,
     "",
-    ...revisionLines(envelope),
+    ...revisionLines(envelope, shown),
     "The step:",
     envelope.prompt
-  ].join("\n")
+  ].join("\n").replaceAll("\u0000", "\\u{0}")
 
 /**
  * The variables the host runs with: the envelope for a hook or tool to read without parsing prose.

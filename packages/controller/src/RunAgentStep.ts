@@ -410,7 +410,15 @@ export const finish = (ran: RunStep.Ran, context: Parameters<typeof RunStep.fini
     return items
   }
   if (!ok) {
-    const fingerprint = Progress.fingerprint({ stepId, exitCode: ended.exitCode, signal: ended.signal, timedOut: ended.timedOut, output: tail })
+    // An agent that could not be started fingerprints as that, with why, not as an unknown signal.
+    const fingerprint = Progress.fingerprint({
+      stepId,
+      exitCode: ended.exitCode,
+      signal: ended.signal,
+      timedOut: ended.timedOut,
+      output: tail,
+      notStarted: ended.spawnError !== null
+    })
     items.push({
       _tag: "RecordAttemptFailure",
       actor,

@@ -265,7 +265,8 @@ export const finish = (
       exitCode: ended.exitCode,
       signal: ended.signal,
       timedOut: ended.timedOut,
-      output: ended.spawnError ?? output
+      output: ended.spawnError ?? output,
+      notStarted: ended.spawnError !== null
     })
     commands.push({
       _tag: "RecordAttemptFailure",

@@ -95,6 +95,8 @@ export interface Options {
   readonly verifier: ApproverKey.Signer
   /** The runner's invoker (its actor is `runner:<id>`): the verifier must be someone else. */
   readonly invoker: Event.Actor
+  /** The public key of the invoker's own approval key (`VerifierKey.personKeyOf`): never the verifier's. */
+  readonly personKey: string | null
   readonly onPass?: ((pass: Pass) => void) | undefined
 }
 
@@ -127,10 +129,16 @@ const loop = (options: Options) =>
   Effect.gen(function*() {
     const project = yield* Project
     const taskId = options.run.taskId
-    // Refused before anything runs: a key the gates would not count is no verifier.
-    const refused = VerifierKey.refusal(options.verifier, options.invoker, yield* ProjectApprovers.authority(project.project.projectId, project.root))
-    if (refused !== null) return yield* refused
     const task = yield* taskOf(taskId)
+    // Refused before anything runs: a key the gates would not count, or the key of someone who
+    // works for the run or set its contract, is no verifier.
+    const approvedBy = [task?.spec?.approval, task?.plan?.approval].flatMap((receipt) => (receipt === null || receipt === undefined ? [] : [receipt.actor.id]))
+    const refused = VerifierKey.refusal(
+      options.verifier,
+      { invoker: options.invoker, personKey: options.personKey, approvedBy },
+      yield* ProjectApprovers.authority(project.project.projectId, project.root)
+    )
+    if (refused !== null) return yield* refused
     const profile = task?.plan?.plan.profile
     if (profile?.verifier !== undefined && profile.verifier !== options.verifier.id) {
       return yield* new ControllerError.InvalidRequest({

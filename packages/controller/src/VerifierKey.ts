@@ -7,17 +7,21 @@
  * the project's approvers, and its passphrase at hand:
  * - `RATCHET_VERIFIER_KEY`: the key file (made with `ratchet approver init` under
  *   `RATCHET_APPROVER_KEY=<that file>`, registered with `ratchet approver add`);
- * - `RATCHET_VERIFIER_PASSPHRASE_FILE`: a file holding its passphrase (its first line), or
- *   `RATCHET_VERIFIER_PASSPHRASE`: the passphrase itself (a CI secret).
+ * - `RATCHET_VERIFIER_PASSPHRASE_FILE`: a file holding its passphrase (its first line).
  *
- * The runner reads them once, unlocks the key before anything runs, and removes the passphrase's
- * variables from its own environment, so no process it starts (an agent, a step's command, a
- * verify command) inherits them; {@link strip} removes them from any environment made for a child
- * as well. Anything missing or wrong refuses the run up front (fail closed), naming the fix: there
- * is no unsigned path to COMPLETED.
+ * The passphrase is never in an environment variable (Amendment to ADR 0041): a process's
+ * environment is readable by every process of the same user (`/proc/<pid>/environ`), the agent
+ * included, for as long as the process lives, and deleting a variable later does not change it. So
+ * `RATCHET_VERIFIER_PASSPHRASE` refuses the run, naming the file variable instead; `ratchet run`
+ * reads the file itself and hands the passphrase to the runner over an inherited pipe
+ * (`--verifier-passphrase-fd`), starting it without the file's name; a runner started directly
+ * reads the file. {@link strip} removes every verifier variable from any environment made for a
+ * child (an agent, a step's command, a verify command). Anything missing or wrong refuses the run
+ * up front (fail closed), naming the fix: there is no unsigned path to COMPLETED.
  *
- * The verifier is not the worker: a key whose approver id is the runner's own invoker's is refused
- * (the runner acts as `runner:<id>`; its verdicts would be a person verifying their own run).
+ * The verifier is not the worker nor the person it works for: a key that is the invoker's own
+ * approval key, or whose approver signed this task's spec or plan approval, is refused (its
+ * verdicts would be a person verifying their own run).
  *
  * @since 0.5.0
  */
@@ -25,6 +29,7 @@ import type * as Authority from "@ratchet/kernel/Authority"
 import type * as Event from "@ratchet/kernel/Event"
 import * as Either from "effect/Either"
 import * as fs from "node:fs"
+import * as path from "node:path"
 import * as ApproverKey from "./ApproverKey.js"
 import * as ControllerError from "./ControllerError.js"
 
@@ -41,7 +46,16 @@ export const variables = {
 } as const
 
 /**
- * The variables no child process is given: the passphrase, and where it is.
+ * The runner's option naming the inherited descriptor `ratchet run` writes the passphrase to.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export const passphraseFdOption = "verifier-passphrase-fd"
+
+/**
+ * The variables a runner started by `ratchet run` is not given: the passphrase, and where it is
+ * (the runner gets the passphrase over a pipe).
  *
  * @since 0.5.0
  * @category models
@@ -49,83 +63,220 @@ export const variables = {
 export const secretVariables: ReadonlyArray<string> = [variables.passphrase, variables.passphraseFile]
 
 /**
- * `env` without the verifier's secrets.
+ * The variables no process the runner starts is given: the secrets, and the key's file (an agent
+ * has no business with the verifier's key, sealed or not).
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export const childVariables: ReadonlyArray<string> = [variables.key, ...secretVariables]
+
+const without = <E extends Readonly<Record<string, string | undefined>>>(env: E, names: ReadonlyArray<string>): E => {
+  const copy: Record<string, string | undefined> = { ...env }
+  for (const name of names) delete copy[name]
+  return copy as E
+}
+
+/**
+ * `env` without any verifier variable: the environment of a step, an agent or a check.
  *
  * @since 0.5.0
  * @category constructors
  */
-export const strip = <E extends Readonly<Record<string, string | undefined>>>(env: E): E => {
-  const copy: Record<string, string | undefined> = { ...env }
-  for (const name of secretVariables) delete copy[name]
-  return copy as E
-}
+export const strip = <E extends Readonly<Record<string, string | undefined>>>(env: E): E => without(env, childVariables)
+
+/**
+ * `env` without the passphrase's variables: the environment `ratchet run` starts the runner with.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const forRunner = <E extends Readonly<Record<string, string | undefined>>>(env: E): E => without(env, secretVariables)
+
+/** Where the verifier's set-up is described. */
+const guide = "docs/guides/agent-steps.md, \"Loop until verified\""
 
 /** The fix every refusal names: how to give the runner a verifier key. */
 export const setup =
-  "Make a key for the verifier (RATCHET_APPROVER_KEY=<file> ratchet approver init --id <verifier-id>), register it (ratchet approver add <verifier-id> <key>), then set RATCHET_VERIFIER_KEY=<file> and RATCHET_VERIFIER_PASSPHRASE_FILE=<a file holding its passphrase> (or RATCHET_VERIFIER_PASSPHRASE)."
+  `Make a key for the verifier (RATCHET_APPROVER_KEY=<file> ratchet approver init --id <verifier-id>), register it (ratchet approver add <verifier-id> <key>), then run with RATCHET_VERIFIER_KEY=<file> RATCHET_VERIFIER_PASSPHRASE_FILE=<a file holding its passphrase> ratchet run <task> --until-verified (see ${guide}).`
 
 const refuse = (field: string, reason: string, fix: string = setup) =>
   Either.left(new ControllerError.InvalidRequest({ field, reason, fix }))
 
-/** The longest passphrase file read: a passphrase is a line. */
-const maxPassphraseBytes = 4096
-
-const readPassphraseFile = (file: string): Either.Either<string, ControllerError.InvalidRequest> => {
-  try {
-    const handle = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
-    try {
-      const stat = fs.fstatSync(handle)
-      if (!stat.isFile() || stat.size > maxPassphraseBytes) {
-        return refuse(variables.passphraseFile, `${file} is not a passphrase file (a regular file of at most ${maxPassphraseBytes} bytes).`)
-      }
-      const text = fs.readFileSync(handle, "utf8")
-      return Either.right(text.split(/\r?\n/)[0] ?? "")
-    } finally {
-      fs.closeSync(handle)
-    }
-  } catch (error) {
-    return refuse(variables.passphraseFile, `${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}).`)
-  }
-}
-
 /**
- * The verifier's unlocked key from `env`, or why `--until-verified` is refused.
- *
- * @since 0.5.0
- * @category constructors
- */
-export const unlock = (env: Readonly<Record<string, string | undefined>>): Either.Either<ApproverKey.Signer, ControllerError.InvalidRequest | ApproverKey.ApproverKeyError> => {
-  const file = env[variables.key] ?? ""
-  if (file === "") return refuse(variables.key, "--until-verified needs a verifier key of its own, and RATCHET_VERIFIER_KEY is not set: unsigned verdicts never count.")
-  const fromFile = env[variables.passphraseFile] ?? ""
-  const given = env[variables.passphrase] ?? ""
-  const passphrase = fromFile !== "" ? readPassphraseFile(fromFile) : Either.right(given)
-  if (Either.isLeft(passphrase)) return Either.left(passphrase.left)
-  if (passphrase.right === "") {
-    return refuse(
-      variables.passphraseFile,
-      `--until-verified needs the passphrase of the verifier key ${file}, and neither RATCHET_VERIFIER_PASSPHRASE_FILE nor RATCHET_VERIFIER_PASSPHRASE gives one.`
-    )
-  }
-  const keyFile = ApproverKey.read(file)
-  if (Either.isLeft(keyFile)) return Either.left(keyFile.left)
-  return ApproverKey.unlock(keyFile.right, passphrase.right, file)
-}
-
-/**
- * Why `signer` cannot verify a run started by `invoker` under `authority`, or null: it must be one
- * of the project's approvers, and not the invoker (whose runner is the run's worker).
+ * Why the passphrase may not come from `RATCHET_VERIFIER_PASSPHRASE`, or null when it is unset.
  *
  * @since 0.5.0
  * @category guards
  */
-export const refusal = (signer: ApproverKey.Signer, invoker: Event.Actor, authority: Authority.Authority): ControllerError.InvalidRequest | null => {
-  if (signer.id === invoker.id) {
-    return new ControllerError.InvalidRequest({
-      field: variables.key,
-      reason: `the verifier key is ${signer.id}'s, who starts this run: the runner works as runner:${invoker.id}, and its verifier must be someone else.`,
-      fix: setup
+export const variableRefusal = (env: Readonly<Record<string, string | undefined>>): ControllerError.InvalidRequest | null =>
+  env[variables.passphrase] === undefined
+    ? null
+    : new ControllerError.InvalidRequest({
+      field: variables.passphrase,
+      reason:
+        `the verifier's passphrase is in an environment variable, and every process of your user (the agent included) can read a process's environment in /proc/<pid>/environ for as long as it runs: it is refused rather than handed on.`,
+      fix:
+        `Unset ${variables.passphrase}; put the passphrase in a file outside the workspace and $RATCHET_HOME (umask 077; read -rs p; printf '%s\\n' "$p" > <file>) and name it on the command line: ${variables.passphraseFile}=<file> ${variables.key}=<key> ratchet run <task> --until-verified (see ${guide}).`
     })
+
+/** The longest passphrase read: a passphrase is a line. */
+const maxPassphraseBytes = 4096
+
+const firstLine = (text: string) => text.split(/\r?\n/)[0] ?? ""
+
+/**
+ * The passphrase in `file` (its first line), or why it cannot be read. The file is opened without
+ * following a symbolic link and without blocking (a FIFO would otherwise wait for a writer), and
+ * read only when it is a regular file.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const readPassphraseFile = (file: string): Either.Either<string, ControllerError.InvalidRequest> => {
+  try {
+    const handle = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
+    try {
+      const stat = fs.fstatSync(handle)
+      if (!stat.isFile() || stat.size > maxPassphraseBytes) {
+        return refuse(
+          variables.passphraseFile,
+          `${file} is not a passphrase file (${stat.isFile() ? `it has ${stat.size} bytes` : "it is not a regular file"}; a passphrase file is a regular file of at most ${maxPassphraseBytes} bytes).`
+        )
+      }
+      return Either.right(firstLine(fs.readFileSync(handle, "utf8")))
+    } finally {
+      fs.closeSync(handle)
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    return code === "ELOOP"
+      ? refuse(variables.passphraseFile, `${file} is a symbolic link; name the file itself.`)
+      : refuse(variables.passphraseFile, `${file} cannot be read (${code ?? String(error)}).`)
+  }
+}
+
+/**
+ * The passphrase `ratchet run` wrote to the inherited descriptor `fd` (its first line; the writer
+ * closes its end), or why there is none. The descriptor is closed after, so no child inherits it.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const readPassphraseFd = (fd: number): Either.Either<string, ControllerError.InvalidRequest> => {
+  const field = `--${passphraseFdOption}`
+  const chunks: Array<Buffer> = []
+  let size = 0
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  try {
+    for (let tries = 0; tries < 500;) {
+      const buffer = Buffer.alloc(maxPassphraseBytes + 1)
+      let read: number
+      try {
+        read = fs.readSync(fd, buffer, 0, buffer.length, null)
+      } catch (error) {
+        // A non-blocking pipe whose writer has not written yet: wait a little (at most 5 s).
+        if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error
+        tries += 1
+        Atomics.wait(pause, 0, 0, 10)
+        continue
+      }
+      if (read === 0) break
+      chunks.push(buffer.subarray(0, read))
+      size += read
+      if (size > maxPassphraseBytes) return refuse(field, `descriptor ${fd} carried more than ${maxPassphraseBytes} bytes; a passphrase is a line.`)
+    }
+  } catch (error) {
+    return refuse(field, `descriptor ${fd} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}).`, `Start the runner with ratchet run, or set ${variables.passphraseFile} for a runner started directly.`)
+  } finally {
+    try {
+      fs.closeSync(fd)
+    } catch {
+      // Already closed.
+    }
+  }
+  return Either.right(firstLine(Buffer.concat(chunks).toString("utf8")))
+}
+
+/**
+ * The verifier's unlocked key from `env`, or why `--until-verified` is refused. `given` is the
+ * passphrase when it came another way (the pipe from `ratchet run`); otherwise it is read from the
+ * file `RATCHET_VERIFIER_PASSPHRASE_FILE` names.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const unlock = (
+  env: Readonly<Record<string, string | undefined>>,
+  given: string | null = null
+): Either.Either<ApproverKey.Signer, ControllerError.InvalidRequest | ApproverKey.ApproverKeyError> => {
+  const inVariable = variableRefusal(env)
+  if (inVariable !== null) return Either.left(inVariable)
+  const file = env[variables.key] ?? ""
+  if (file === "") return refuse(variables.key, "--until-verified needs a verifier key of its own, and RATCHET_VERIFIER_KEY is not set: unsigned verdicts never count.")
+  const fromFile = env[variables.passphraseFile] ?? ""
+  const passphrase = given !== null ? Either.right(given) : fromFile !== "" ? readPassphraseFile(fromFile) : Either.right("")
+  if (Either.isLeft(passphrase)) return Either.left(passphrase.left)
+  if (passphrase.right === "") {
+    return refuse(
+      variables.passphraseFile,
+      `--until-verified needs the passphrase of the verifier key ${file}, and RATCHET_VERIFIER_PASSPHRASE_FILE names no file that gives one.`
+    )
+  }
+  const keyFile = ApproverKey.read(file)
+  // The key's own error would say "ratchet approver init", which makes the person's key, not the verifier's.
+  if (Either.isLeft(keyFile)) return refuse(variables.key, `RATCHET_VERIFIER_KEY=${file}: ${keyFile.left.detail}`)
+  return ApproverKey.unlock(keyFile.right, passphrase.right, file)
+}
+
+/**
+ * The public key of the person's own approval key (`RATCHET_APPROVER_KEY`, else
+ * `approver-key.json` in `home`), or null when there is none to read.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const personKeyOf = (env: Readonly<Record<string, string | undefined>>, home: string): string | null => {
+  const given = env["RATCHET_APPROVER_KEY"]
+  const file = given !== undefined && given.trim() !== "" ? path.resolve(given) : path.join(home, "approver-key.json")
+  const read = ApproverKey.read(file)
+  return Either.isRight(read) ? read.right.publicKey : null
+}
+
+/**
+ * Who `signer` must not be: the invoker (whose runner is the run's worker), the person's own
+ * approval key, and the approvers who signed the task's spec or plan.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface Others {
+  readonly invoker: Event.Actor
+  /** The public key of the invoker's own approval key (`personKeyOf`), or null. */
+  readonly personKey: string | null
+  /** The approver ids on the task's spec and plan approval receipts. */
+  readonly approvedBy: ReadonlyArray<string>
+}
+
+/**
+ * Why `signer` cannot verify a run under `authority`, or null: it must be one of the project's
+ * approvers, and none of {@link Others}.
+ *
+ * @since 0.5.0
+ * @category guards
+ */
+export const refusal = (signer: ApproverKey.Signer, others: Others, authority: Authority.Authority): ControllerError.InvalidRequest | null => {
+  const invalid = (reason: string) => new ControllerError.InvalidRequest({ field: variables.key, reason, fix: setup })
+  if (others.personKey !== null && others.personKey === signer.key) {
+    return invalid(
+      `the verifier key is your own approval key (${signer.id}; RATCHET_APPROVER_KEY or $RATCHET_HOME/approver-key.json): the run works for you, and its verifier must be a key of its own.`
+    )
+  }
+  if (signer.id === others.invoker.id) {
+    return invalid(`the verifier key is ${signer.id}'s, who starts this run: the runner works as runner:${others.invoker.id}, and its verifier must be someone else.`)
+  }
+  if (others.approvedBy.includes(signer.id)) {
+    return invalid(`${signer.id} approved this task's spec or plan: the approver who set the contract does not verify the run unattended.`)
   }
   const approver = authority.approvers.find((known) => known.key === signer.key)
   if (approver === undefined || approver.id !== signer.id) {

@@ -295,14 +295,28 @@ const decodePlan = Schema.decodeUnknownEither(Plan, { errors: "all", onExcessPro
  * @since 0.1.0
  * @category constructors
  */
-export const decode = (input: unknown, spec: Spec.Spec): Either.Either<Plan, PlanInvalid> =>
-  Either.flatMap(
+export const decode = (input: unknown, spec: Spec.Spec): Either.Either<Plan, PlanInvalid> => {
+  // `profile:` with nothing under it reads as null; the schema alone would say "Expected Profile,
+  // actual null", which names neither what is wrong nor the fix.
+  if (typeof input === "object" && input !== null && "profile" in input && (input as { readonly profile: unknown }).profile === null) {
+    const { profile: _, ...rest } = input as Record<string, unknown>
+    const others = Either.match(decode(rest, spec), { onLeft: (invalid) => invalid.issues, onRight: () => [] })
+    return Either.left(new PlanInvalid({ issues: [emptyProfile, ...others] }))
+  }
+  return Either.flatMap(
     Either.mapLeft(decodePlan(input), (error) => new PlanInvalid({ issues: Spec.issuesOf(error) })),
     (plan) => {
       const issues = validate(plan, spec)
       return issues.length === 0 ? Either.right(plan) : Either.left(new PlanInvalid({ issues }))
     }
   )
+}
+
+const emptyProfile: Spec.Issue = {
+  path: "/profile",
+  message:
+    "is empty: `profile:` has nothing under it. Put implementer, verifier or untilVerified under it (indented), or remove the `profile:` line"
+}
 
 /**
  * The semantic projection of a plan: the JSON value its digest is taken over.

@@ -270,7 +270,7 @@ export const normaliseTail = (output: string, lines = 20): string =>
     .join("\n")
 
 /**
- * A failure's fingerprint: the step, how it ended (exit code, signal or timeout) and the
+ * A failure's fingerprint: the step, how it ended (exit code, signal, timeout, or never started) and the
  * normalised tail of its output, hashed. Equal fingerprints mean the same failure again.
  *
  * @since 0.1.0
@@ -282,8 +282,16 @@ export const fingerprint = (input: {
   readonly signal: string | null
   readonly timedOut: boolean
   readonly output: string
+  /** The process was never started (its spawn failed): neither an exit nor a signal ended it. */
+  readonly notStarted?: boolean
 }): string => {
-  const ending = input.timedOut ? "timeout" : input.exitCode !== null ? `exit:${input.exitCode}` : `signal:${input.signal ?? "unknown"}`
+  const ending = input.notStarted === true
+    ? "not_started"
+    : input.timedOut
+    ? "timeout"
+    : input.exitCode !== null
+    ? `exit:${input.exitCode}`
+    : `signal:${input.signal ?? "unknown"}`
   return fingerprintKey(input.stepId, ending, normaliseTail(input.output))
 }
 

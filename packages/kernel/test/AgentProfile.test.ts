@@ -55,9 +55,25 @@ describe("AgentProfile in Plan.decode", () => {
     ["an unknown host", { implementer: "gemini" }, ["codex"], "/profile/implementer"],
     ["a verifier that is no approver id", { verifier: "not an id" }, ["codex"], "/profile/verifier: expected an approver id"],
     ["a loop flag that is not a boolean", { untilVerified: "yes" }, ["codex"], "/profile/untilVerified"],
-    ["an unknown field", { reviewer: "claude-code" }, ["codex"], "/profile/reviewer"]
+    ["an unknown field", { reviewer: "claude-code" }, ["codex"], "/profile/reviewer"],
+    [
+      "`profile:` with nothing under it (null)",
+      null,
+      ["codex"],
+      "/profile: is empty: `profile:` has nothing under it. Put implementer, verifier or untilVerified under it (indented), or remove the `profile:` line"
+    ],
+    ["a profile that is a string", "codex", ["codex"], "/profile"]
   ])("refuses %s", (_, profile, hosts, expected) => {
     expect(messagesOf(planWith(profile, hosts)).some((message) => message.startsWith(expected))).toBe(true)
+  })
+})
+
+describe("an empty profile with other problems", () => {
+  it("names the empty profile and every other issue", () => {
+    const messages = messagesOf({ ...planWith(null), steps: [] })
+    expect(messages[0]).toContain("/profile: is empty")
+    expect(messages.some((message) => message.startsWith("/steps"))).toBe(true)
+    expect(messages.join("\n")).not.toContain("actual null")
   })
 })
 

@@ -466,6 +466,9 @@ describe("Progress.fingerprint", () => {
     expect(Progress.fingerprint({ ...base, timedOut: true, exitCode: null, signal: "SIGKILL" })).toMatch(/^fp:timeout:[0-9a-f]{16}$/)
     expect(Progress.fingerprint({ ...base, exitCode: null, signal: "SIGKILL" })).toMatch(/^fp:signal:SIGKILL:[0-9a-f]{16}$/)
     expect(Progress.fingerprint({ ...base, exitCode: null, signal: null })).toMatch(/^fp:signal:unknown:[0-9a-f]{16}$/)
+    // A process that was never started (its spawn failed) says so, not "an unknown signal".
+    expect(Progress.fingerprint({ ...base, exitCode: null, signal: null, notStarted: true })).toMatch(/^fp:not_started:[0-9a-f]{16}$/)
+    expect(Progress.fingerprint({ ...base, exitCode: null, signal: null, notStarted: false })).toMatch(/^fp:signal:unknown:[0-9a-f]{16}$/)
   })
 
   it("only the last 20 non-empty lines count", () => {

@@ -68,13 +68,18 @@ const collector = () => {
   }
 }
 
+/** The unattended verifier's variables (ADR 0041): its key, its passphrase and where that is. */
+const verifierVariables = ["RATCHET_VERIFIER_KEY", "RATCHET_VERIFIER_PASSPHRASE", "RATCHET_VERIFIER_PASSPHRASE_FILE"]
+
 /**
  * The environment a check runs in: this process's, with `RATCHET_VERIFYING=1` and without the test
- * facility `RATCHET_FAULT`, which names a crash point of Ratchet's own, not of the check.
+ * facility `RATCHET_FAULT`, which names a crash point of Ratchet's own, not of the check, nor the
+ * verifier's variables: a check's output is stored as evidence and shown to the next agent.
  */
 const checkEnvironment = (): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = { ...process.env, RATCHET_VERIFYING: "1" }
   delete env["RATCHET_FAULT"]
+  for (const name of verifierVariables) delete env[name]
   return env
 }
 

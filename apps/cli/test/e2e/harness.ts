@@ -486,10 +486,11 @@ export const registerApprover = async (world: World): Promise<Result> => {
  * {@link passphrase}), made with `ratchet approver init`, which the project refuses to register
  * (it has an approver already), then signed in by the world's approver (`ratchet approver add`,
  * typing their passphrase). Returns the environment that makes a call use the newcomer's key.
+ * `keyPassphrase` seals the newcomer's key under another passphrase than the world's.
  */
-export const addApprover = async (world: World, id: string): Promise<Record<string, string>> => {
+export const addApprover = async (world: World, id: string, keyPassphrase: string = passphrase): Promise<Record<string, string>> => {
   const env = { RATCHET_APPROVER_KEY: path.join(world.root, `${id}-key.json`) }
-  const made = await world.tty(["approver", "init", "--id", id, "--kdf-cost", "14", "--json"], `${passphrase}\n${passphrase}\n`, env)
+  const made = await world.tty(["approver", "init", "--id", id, "--kdf-cost", "14", "--json"], `${keyPassphrase}\n${keyPassphrase}\n`, env)
   if (made.code !== 2 || !String(made.json?.error?.message).includes(`ratchet approver add ${id} `)) {
     throw new Error(`ratchet approver init --id ${id} in a project with an approver exited ${made.code}\n${made.stdout}`)
   }

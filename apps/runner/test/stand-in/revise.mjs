@@ -11,10 +11,14 @@
  *     numbers are normalised out of a failure's fingerprint);
  *   - `fail-differently`: `broken-` and a different word each attempt (a new fingerprint each time);
  * - `STAND_IN_PROMPTS`: a directory it writes `<attempt>.prompt.txt` (the prompt, its last
- *   argument) and `<attempt>.env.json` (its whole environment) to.
+ *   argument) and `<attempt>.env.json` (its whole environment) to;
+ * - `STAND_IN_PROBE` and `STAND_IN_PROBE_NEEDLES`: a directory and a needles file for
+ *   `probe.mjs`, which looks for the verifier's passphrase in every process it can read
+ *   (`agent-<attempt>.json`).
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { probe } from "./probe.mjs"
 
 const words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
 
@@ -26,6 +30,7 @@ export const revise = (args) => {
     fs.writeFileSync(path.join(env.STAND_IN_PROMPTS, `${attempt}.prompt.txt`), String(args.at(-1) ?? ""))
     fs.writeFileSync(path.join(env.STAND_IN_PROMPTS, `${attempt}.env.json`), JSON.stringify(env))
   }
+  if (env.STAND_IN_PROBE && env.STAND_IN_PROBE_NEEDLES) probe(`agent-${attempt}`, env.STAND_IN_PROBE, env.STAND_IN_PROBE_NEEDLES)
   if (env.STAND_IN_REVISE_FILE) {
     const content = env.STAND_IN_REVISE === "pass-second"
       ? (attempt >= 2 ? "fixed" : "broken")

@@ -67,7 +67,7 @@ export const agentScenarios = (engine: Engine): void => {
       expect(text.find((line) => line.includes("AgentReported"))).toMatch(
         new RegExp(`AgentReported +runner:.*  impl#1; claude-code; session ${session}; model claude-sonnet-4-5-20250929; 3 turns; tokens 1200 in / 340 out; cost \\$0\\.0421; transcript sha256:[0-9a-f]+$`)
       )
-      expect(text.filter((line) => / TurnRecorded +runner:.*  impl#1 [a-zA-Z]+$/.test(line))).toHaveLength(11)
+      expect(text.filter((line) => / TurnRecorded +runner:.* {2}impl#1 [a-zA-Z]+$/.test(line))).toHaveLength(11)
       expect(text.find((line) => line.includes("CommandExited"))).toMatch(/impl#1; exit 0; \d+ ms; 1 path changed$/)
     })
 

@@ -163,6 +163,24 @@ export const agentFenceScenarios = (engine: Engine): void => {
       expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "BLOCKED" })
     })
 
+    it("notes at most 50 refusals on an attempt, the last saying later ones are not, and refuses the rest all the same", async () => {
+      const world = await makeWorld(engine)
+      const taskId = await toPlanApproved(world, "A denied agent keeps trying", specText(), planOf([agentStep]))
+      const hookLog = path.join(world.root, "hooks.ndjson")
+      const tools = toolsFile(world, Array.from({ length: 53 }, (_, i) => ({ tool: "Write", input: { file_path: `src/out-${i}.txt`, content: "no\n" } })))
+      const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }
+      const ran = await world.run(["run", taskId, "--json"], { env })
+      expect(ran.code, ran.stderr).toBe(0)
+      const pre = fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => JSON.parse(line)).filter((answer) => answer.event === "PreToolUse")
+      expect(pre.map((answer) => JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision)).toEqual(Array.from({ length: 53 }, () => "deny"))
+      expect(fs.readdirSync(path.join(world.repo)).filter((name) => name === "src")).toEqual([])
+      const notes = (await events(world, taskId)).filter((record) => record.type === "AttemptNoted").map((record) => record.event.note as string)
+      expect(notes).toHaveLength(50)
+      expect(notes[48]).toMatch(/^tool call refused: Write.*src\/out-48\.txt — .*outside the allowed scope/)
+      expect(notes[48]).not.toContain("refusal noted on this attempt")
+      expect(notes[49]).toMatch(/src\/out-49\.txt .*\(the 50th refusal noted on this attempt: later ones are refused without a note; the agent's transcript lists them\)$/)
+    })
+
     it("a runner killed with SIGKILL while its agent's tool call is dispatched: --takeover leaves the attempt Indeterminate, never re-running the agent", async () => {
       const world = await makeWorld(engine)
       const taskId = await toPlanApproved(world, "A fenced agent outlives its runner", specText(), planOf([agentStep]))

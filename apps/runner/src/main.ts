@@ -1,7 +1,8 @@
 /**
  * The runner process: `ratchet-runner <task> [--takeover]` runs one task's approved plan until it
  * has no work the runner can do by itself; `ratchet-runner --any [--takeover-expired]` keeps taking
- * the project's runnable tasks whose lease is free (or expired) until none is left. It prints
+ * the project's runnable tasks whose lease is free (or expired), each one claimed first so that
+ * runners of one store share the work (`RunAny`, ADR 0042), until none is left. It prints
  * progress (NDJSON with `--json`, ending with one `result` line) and exits: 0 when the run reached
  * VERIFYING, a manual step, a pause or a cancel; 3 when the task is BLOCKED; 4 when another writer
  * holds the lease; 2 for invalid input; 1 for anything unexpected. No daemon is left behind.
@@ -23,7 +24,7 @@ import * as CheckoutLock from "@ratchet/controller/CheckoutLock"
 import * as Colour from "@ratchet/controller/Colour"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Invoker from "@ratchet/controller/Invoker"
-import * as Runnable from "@ratchet/controller/Runnable"
+import * as RunAny from "@ratchet/controller/RunAny"
 import * as Runner from "@ratchet/controller/Runner"
 import * as RunRequest from "@ratchet/controller/RunRequest"
 import * as Tracing from "@ratchet/controller/Tracing"
@@ -206,41 +207,11 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     const single = any ? null : (taskId as string)
     const work = single !== null
       ? Effect.map(one(single, parsed.values.takeover === true), (outcome) => [outcome])
-      : Effect.gen(function*() {
-        const outcomes: Array<Runner.Outcome | UntilVerified.Outcome> = []
-        // Tasks this runner finished with (they wait for a person now) and tasks another runner
-        // won first (tried again after a wait).
-        const settled = new Set<string>()
-        const busy = new Set<string>()
-        while (interrupts === 0) {
-          const { ready, held } = yield* Runnable.ready(parsed.values["takeover-expired"] === true)
-          const next = ready.find((entry) => !settled.has(entry.taskId) && !busy.has(entry.taskId))
-          if (next === undefined) {
-            // Another runner's lease may expire (its runner died): wait for it when asked to take
-            // expired leases over; otherwise there is nothing left for this runner.
-            if (parsed.values["takeover-expired"] === true && held + busy.size > 0) {
-              yield* Effect.sleep(Duration.millis(250))
-              busy.clear()
-              continue
-            }
-            break
-          }
-          const result = yield* Effect.either(one(next.taskId, next.takeover))
-          if (result._tag === "Right") {
-            outcomes.push(result.right)
-            settled.add(next.taskId)
-          } else if (Runnable.isBusy(result.left)) {
-            busy.add(next.taskId)
-          } else if (result.left._tag === "@ratchet/kernel/TaskCommandRefused" || result.left._tag === "@ratchet/kernel/TaskCommandHeld") {
-            // The task moved between the listing and the run (another runner finished or blocked
-            // it), or its gate holds: it is not this runner's to run; the others still are.
-            say(`skipped ${next.taskId}: ${result.left.message}`)
-            settled.add(next.taskId)
-          } else {
-            return yield* Effect.fail(result.left)
-          }
-        }
-        return outcomes
+      : RunAny.loop({
+        takeoverExpired: parsed.values["takeover-expired"] === true,
+        run: one,
+        stopping: () => interrupts > 0,
+        say
       })
     // One runner per checkout: another one's changes would look like this one's steps'.
     const lock = CheckoutLock.hold(home, project.root, { takeover: parsed.values.takeover === true })

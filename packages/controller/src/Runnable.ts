@@ -128,8 +128,10 @@ export const agentStepRefused = (taskId: string, step: Plan.Step, index: number)
 
 /**
  * The project's tasks a runner could take now: PLAN_APPROVED or RUNNING, with a lease that is free
- * (or expired, when `takeoverExpired`), oldest first; and whether some runnable task is held by a
- * live runner (worth waiting for when taking over expired leases).
+ * (or expired, when `takeoverExpired`), oldest first; how many runnable tasks a live runner holds
+ * (worth waiting for when taking over expired leases); and in how many milliseconds the first of
+ * those leases passes its grace deadline by the store's clock (null when none is held), so a
+ * runner waiting to take expired leases over wakes then rather than polling (ADR 0042).
  *
  * @since 0.4.0 (was `Runner.runnable`)
  * @category constructors
@@ -141,13 +143,19 @@ export const ready = (takeoverExpired: boolean) =>
     const summaries = yield* TaskBranch.summaries(project.project.projectId)
     const ready: Array<{ readonly taskId: string; readonly takeover: boolean }> = []
     let held = 0
+    let expiresInMs: number | null = null
     for (const summary of [...summaries].reverse()) {
       const state = summary.task.state
       if (state !== "PLAN_APPROVED" && state !== "RUNNING") continue
       const observed = yield* leases.observe({ projectId: project.project.projectId, taskId: summary.streamId })
       if (observed.status === "free") ready.push({ taskId: summary.streamId, takeover: false })
       else if (observed.status === "expired" && takeoverExpired) ready.push({ taskId: summary.streamId, takeover: true })
-      else if (observed.holder?.host === "runner") held += 1
+      else if (observed.holder?.host === "runner") {
+        held += 1
+        // A takeover is allowed strictly after the deadline: wake one millisecond past it.
+        const left = observed.deadline === null ? null : Math.max(0, observed.deadline - observed.now + 1)
+        if (left !== null && (expiresInMs === null || left < expiresInMs)) expiresInMs = left
+      }
     }
-    return { ready, held }
+    return { ready, held, expiresInMs }
   })

@@ -49,6 +49,7 @@ import * as SqlLessonStore from "@ratchet/storage/SqlLessonStore"
 import * as SqlStore from "@ratchet/storage/SqlStore"
 import * as StoreSpan from "@ratchet/storage/StoreSpan"
 import * as StorageError from "@ratchet/storage/StorageError"
+import * as TaskClaims from "@ratchet/storage/TaskClaims"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -59,6 +60,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
+import * as PostgresClaims from "./PostgresClaims.js"
 
 /**
  * @since 0.1.0
@@ -85,6 +87,7 @@ export type Services =
   | LeaseStore.LeaseStore
   | LessonStore.LessonStore
   | BlobStore.BlobStore
+  | TaskClaims.TaskClaims
   | SqlDialect.SqlDialect
   | SqlClient.SqlClient
   | PgClient.PgClient
@@ -477,8 +480,13 @@ const build = (prepared: Prepared): Layer.Layer<Services, StorageError.StorageEr
     })
   )
   const engine = Layer.provideMerge(dialect, client)
+  // Which runner works on which task, and the wake-up of idle runners (ADR 0042).
+  const claims = Layer.scoped(
+    TaskClaims.TaskClaims,
+    Effect.flatMap(Effect.zip(PgClient.PgClient, Effect.scope), ([pg, scope]) => PostgresClaims.make(pg, prepared.schema, scope, classify))
+  )
   // Fresh: layers are memoised by reference, and two stores in one graph must not share services.
-  return Layer.mergeAll(Layer.fresh(stores), Layer.fresh(SqlBlobStore.layer), Layer.fresh(SqlLessonStore.layer)).pipe(
+  return Layer.mergeAll(Layer.fresh(stores), Layer.fresh(SqlBlobStore.layer), Layer.fresh(SqlLessonStore.layer), claims).pipe(
     Layer.provideMerge(engine)
   )
 }
@@ -553,7 +561,7 @@ const stores: Layer.Layer<
 
 /**
  * The PostgreSQL store: connects, creates the schema if missing, migrates, and provides the
- * `EventStore`, `ReadModels`, `LeaseStore`, `LessonStore`, `BlobStore`, the dialect and the clients. A malformed URL or schema
+ * `EventStore`, `ReadModels`, `LeaseStore`, `LessonStore`, `BlobStore`, `TaskClaims` (ADR 0042), the dialect and the clients. A malformed URL or schema
  * name is a `ConfigError` naming the field; an unreachable server, a refused login or a store
  * written by a newer Ratchet is a `StorageError`.
  *

@@ -6,5 +6,7 @@
  * @since 0.1.0
  */
 
+/** @since 0.5.0 */
+export * as PostgresClaims from "./PostgresClaims.js"
 /** @since 0.1.0 */
 export * as PostgresStore from "./PostgresStore.js"

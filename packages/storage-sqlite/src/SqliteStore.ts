@@ -40,6 +40,7 @@ import * as SqlDialect from "@ratchet/storage/SqlDialect"
 import * as SqlLessonStore from "@ratchet/storage/SqlLessonStore"
 import * as SqlStore from "@ratchet/storage/SqlStore"
 import * as StorageError from "@ratchet/storage/StorageError"
+import * as TaskClaims from "@ratchet/storage/TaskClaims"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
@@ -87,6 +88,7 @@ export type Services =
   | LeaseStore.LeaseStore
   | LessonStore.LessonStore
   | BlobStore.BlobStore
+  | TaskClaims.TaskClaims
   | SqlDialect.SqlDialect
   | SqlClient.SqlClient
   | SqliteClient.SqliteClient
@@ -347,7 +349,9 @@ export const make = (
       Context.add(EventStore.EventStore, eventStore),
       Context.add(ReadModel.ReadModels, stores.readModels),
       Context.add(LeaseStore.LeaseStore, stores.leaseStore),
-      Context.add(LessonStore.LessonStore, lessons)
+      Context.add(LessonStore.LessonStore, lessons),
+      // Every runner of a SQLite store shares one machine: claims within the process (ADR 0042).
+      Context.add(TaskClaims.TaskClaims, TaskClaims.makeLocal())
     )
   })
 

@@ -38,3 +38,5 @@ export * as SqlStore from "./SqlStore.js"
 export * as StorageError from "./StorageError.js"
 /** @since 0.4.0 */
 export * as StoreSpan from "./StoreSpan.js"
+/** @since 0.5.0 */
+export * as TaskClaims from "./TaskClaims.js"

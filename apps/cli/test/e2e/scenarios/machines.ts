@@ -21,16 +21,25 @@ const runnerBin = path.resolve(cliRoot, "..", "runner", "bin", "ratchet-runner.m
 
 const leaseEnv = { RATCHET_LEASE_HEARTBEAT_MS: "100", RATCHET_LEASE_GRACE_MS: "600" }
 
-interface Runner {
+export interface Runner {
   readonly name: string
   readonly pid: number
   readonly lines: Array<Record<string, unknown>>
   readonly exited: Promise<number | null>
 }
 
-/** A runner process (`ratchet-runner --any --takeover-expired --json`) in `cwd` with `env`. */
-const startRunner = (name: string, cwd: string, env: NodeJS.ProcessEnv): Runner => {
-  const child = spawn(process.execPath, [runnerBin, "--any", "--takeover-expired", "--json"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
+/**
+ * A runner process (`ratchet-runner --any --takeover-expired --json`) in `cwd` with `env`; `wrap`
+ * runs it through another command (e.g. inside a network namespace).
+ */
+export const startRunner = (
+  name: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  wrap: (file: string, args: ReadonlyArray<string>) => { readonly file: string; readonly args: ReadonlyArray<string> } = (file, args) => ({ file, args })
+): Runner => {
+  const command = wrap(process.execPath, [runnerBin, "--any", "--takeover-expired", "--json"])
+  const child = spawn(command.file, [...command.args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
   const lines: Array<Record<string, unknown>> = []
   let rest = ""
   child.stdout.on("data", (chunk: Buffer) => {

@@ -169,7 +169,8 @@ export const agentFenceScenarios = (engine: Engine): void => {
       const hookLog = path.join(world.root, "hooks.ndjson")
       const tools = toolsFile(world, Array.from({ length: 53 }, (_, i) => ({ tool: "Write", input: { file_path: `src/out-${i}.txt`, content: "no\n" } })))
       const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }
-      const ran = await world.run(["run", taskId, "--json"], { env })
+      // 53 hook processes, one after another, beside the other scenarios: longer than a call's usual bound.
+      const ran = await world.run(["run", taskId, "--json"], { env, timeoutMs: 240_000 })
       expect(ran.code, ran.stderr).toBe(0)
       const pre = fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => JSON.parse(line)).filter((answer) => answer.event === "PreToolUse")
       expect(pre.map((answer) => JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision)).toEqual(Array.from({ length: 53 }, () => "deny"))

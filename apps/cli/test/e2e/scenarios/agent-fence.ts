@@ -165,7 +165,7 @@ export const agentFenceScenarios = (engine: Engine): void => {
 
     it("notes at most 50 refusals on an attempt, the last saying later ones are not, and refuses the rest all the same", async () => {
       const world = await makeWorld(engine)
-      const taskId = await toPlanApproved(world, "A denied agent keeps trying", specText(), planOf([agentStep]))
+      const taskId = await toPlanApproved(world, "A denied agent keeps trying", specText(), planOf([agentStep.replace("timeoutSeconds: 120", "timeoutSeconds: 600")]))
       const hookLog = path.join(world.root, "hooks.ndjson")
       const tools = toolsFile(world, Array.from({ length: 53 }, (_, i) => ({ tool: "Write", input: { file_path: `src/out-${i}.txt`, content: "no\n" } })))
       const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }

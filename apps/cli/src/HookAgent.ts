@@ -41,6 +41,13 @@ const temporary = (): ReadonlyArray<string> => [...new Set([os.tmpdir(), "/tmp",
 /** What a refused claim's denial tells the agent to do. */
 const notTheAgent = "Only the agent the runner started for an open attempt acts as one; a person starts the work with ratchet run in a terminal."
 
+/**
+ * Directories the runner's agent may not write, as it may not write `.ratchet/`: the hosts'
+ * configuration, where a project setting (`disableAllHooks`, a hook of its own) would outlive the
+ * attempt and hold the next one (ADR 0040's amendment).
+ */
+const hostConfiguration: ReadonlyArray<string> = [".claude", ".codex"]
+
 /** The guard's decision about the agent's call, with the task's contract and no other lease holder. */
 const guarded = (event: HostEvent.HostEvent & { readonly _tag: "ToolCallRequested" }, root: string, task: HostView.HostTask): Guard.Decision => {
   const decision = Guard.decide(event.call, {
@@ -51,7 +58,9 @@ const guarded = (event: HostEvent.HostEvent & { readonly _tag: "ToolCallRequeste
     temporary: temporary(),
     // The runner holds the lease for this very agent: there is no other holder to defer to.
     task: { taskId: task.taskId, state: task.state, allowedScope: task.allowedScope, forbiddenScope: task.forbiddenScope, leaseHolder: null },
-    ambiguous: []
+    ambiguous: [],
+    // The hosts' configuration is the run's too: a setting written there could run the next attempt unfenced.
+    protectedDirectories: hostConfiguration
   })
   return decision._tag === "Ask"
     ? deny(decision.reason.replace(/ Allow it\?$/, ""), "Nobody is there to allow it: an unattended agent does not do it. A person may, in a terminal.")

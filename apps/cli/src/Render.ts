@@ -171,8 +171,63 @@ export const explanation = (explained: Explain.Explanation, s: Style): string =>
     ? `${explained.decision === "ALLOWED" ? s.green("ALLOWED") : s.red("FORBIDDEN")}  ${explained.from} → ${explained.to}\n${visible(explained.explanation)}`
     : gate(explained.gate, s)
 
+/** The most of one text a log line shows. */
+const maxShown = 300
+
 /**
- * One line of `ratchet log <task>`.
+ * `text` on one line: control and bidirectional characters written out ({@link visible}), newlines
+ * and tabs too, clipped to {@link maxShown} characters.
+ */
+const oneLine = (text: string): string => {
+  const flat = visible(text).replace(/\n/g, "\\n").replace(/\t/g, "\\t")
+  return flat.length > maxShown ? `${flat.slice(0, maxShown)}…` : flat
+}
+
+const tokens = (n: number): string => String(n)
+
+/**
+ * What a log line says of an event beyond its type: an agent attempt's report (host, session,
+ * model, turns, tokens, cost, transcript, why it did not succeed), a turn's flag, an attempt's
+ * note, a command's exit; nothing for the rest. Text an agent or a host wrote is shown escaped.
+ *
+ * @since 0.4.0
+ * @category rendering
+ */
+export const logSummary = (event: EventStore.StoredEvent["event"]): string => {
+  switch (event._tag) {
+    case "AgentReported": {
+      const parts = [
+        `${event.stepId}#${event.attempt}`,
+        event.host,
+        `session ${event.sessionId === null ? "—" : oneLine(event.sessionId)}`,
+        `model ${event.model === null ? "—" : oneLine(event.model)}`,
+        `${event.result?.turns ?? "—"} turns`,
+        event.usage === null ? "tokens —" : `tokens ${tokens(event.usage.inputTokens)} in / ${tokens(event.usage.outputTokens)} out`,
+        `cost ${event.costUsd === null ? "—" : `$${event.costUsd.toFixed(4)}`}`,
+        `transcript ${event.transcriptRef === null ? "—" : oneLine(event.transcriptRef)}`
+      ]
+      if (event.reason !== null) parts.push(`reason: ${oneLine(event.reason)}`)
+      return parts.join("; ")
+    }
+    case "TurnRecorded":
+      return `${event.stepId}#${event.attempt} ${event.turn._tag}`
+    case "AttemptNoted":
+      return `${event.stepId}#${event.attempt}: ${oneLine(event.note)}`
+    case "CommandExited":
+      return [
+        `${event.stepId}#${event.attempt}`,
+        event.timedOut ? "timed out" : event.signal !== null ? `signal ${oneLine(event.signal)}` : `exit ${event.exitCode ?? "—"}`,
+        `${event.durationMs} ms`,
+        `${event.changedPaths.length} path${event.changedPaths.length === 1 ? "" : "s"} changed`
+      ].join("; ")
+    default:
+      return ""
+  }
+}
+
+/**
+ * One line of `ratchet log <task>`: position, time, type, actor, epoch, and what the event says
+ * ({@link logSummary}).
  *
  * @since 0.1.0
  * @category rendering
@@ -183,5 +238,6 @@ export const logLine = (stored: EventStore.StoredEvent): string =>
     new Date(stored.event.at).toISOString(),
     stored.event._tag.padEnd(20),
     `${stored.event.actor.kind}:${visible(stored.event.actor.id)}`,
-    stored.epoch === null ? "" : `epoch ${stored.epoch}`
-  ].join("  ").trimEnd()
+    stored.epoch === null ? "" : `epoch ${stored.epoch}`,
+    logSummary(stored.event)
+  ].filter((part) => part !== "").join("  ").trimEnd()

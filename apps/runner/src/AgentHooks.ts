@@ -13,6 +13,17 @@
  * exec` takes none from its command line that run without being trusted first, so it is held by
  * its sandbox, the scope check after it ends, and the project's own trusted hooks (ADR 0040).
  *
+ * The settings also say `disableAllHooks: false`. Claude Code documents that the command line's
+ * settings outrank the project's (`.claude/settings.json`, `.claude/settings.local.json`) and the
+ * user's, key by key, and that a key the command line leaves unset falls through: an agent that
+ * wrote `disableAllHooks: true` into the project's settings in one attempt would otherwise run the
+ * next one with no hooks at all. Only managed settings outrank the command line; a machine whose
+ * managed settings switch hooks off (`disableAllHooks`, or `allowManagedHooksOnly`, which drops every
+ * hook but the managed ones) cannot fence the agent, so the runner does not start it there
+ * ({@link managedProblem}). Whatever still keeps the hooks from running is caught after the agent
+ * ended: a side-effecting call in its stream that no hook recorded fails the attempt
+ * (`AgentHooksRan`, ADR 0040's amendment).
+ *
  * @since 0.4.0
  */
 import * as fs from "node:fs"
@@ -49,6 +60,51 @@ const problemOf = (variable: string, file: string | undefined, what: string): st
 }
 
 /**
+ * Where Claude Code documents its managed settings (Linux and WSL, macOS): the one source that
+ * outranks the command line's.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const managedSettingsFiles: ReadonlyArray<string> = [
+  "/etc/claude-code/managed-settings.json",
+  "/Library/Application Support/ClaudeCode/managed-settings.json"
+]
+
+/**
+ * Why the managed settings in `files` keep the run's hooks from running (`disableAllHooks: true`,
+ * or `allowManagedHooksOnly: true`), or null. A file that is absent says nothing; one that cannot be
+ * read or parsed is a problem too, since Claude Code's reading of it cannot be known (fail closed).
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const managedProblem = (files: ReadonlyArray<string>): string | null => {
+  for (const file of files) {
+    let text: string
+    try {
+      text = fs.readFileSync(file, "utf8")
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "ENOTDIR") continue
+      return `Claude Code's managed settings ${file} could not be read (${(error as NodeJS.ErrnoException).code ?? "error"}), so whether they let the run's hooks run is unknown; the agent is not started unfenced`
+    }
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      return `Claude Code's managed settings ${file} are not JSON, so whether they let the run's hooks run is unknown; the agent is not started unfenced`
+    }
+    const settings = typeof parsed === "object" && parsed !== null ? parsed as Record<string, unknown> : {}
+    for (const key of ["disableAllHooks", "allowManagedHooksOnly"] as const) {
+      if (settings[key] === true) {
+        return `Claude Code's managed settings ${file} set ${key}, which no run's settings can override, so the agent's session would run without the run's hooks; an administrator must lift it for agent steps on Claude Code`
+      }
+    }
+  }
+  return null
+}
+
+/**
  * The settings that give a Claude Code session the run's hooks, as one JSON text, or why not.
  *
  * @since 0.4.0
@@ -56,7 +112,8 @@ const problemOf = (variable: string, file: string | undefined, what: string): st
  */
 export const claudeCodeSettings = (
   environment: Readonly<Record<string, string | undefined>>,
-  node: string = process.execPath
+  node: string = process.execPath,
+  managedFiles: ReadonlyArray<string> = managedSettingsFiles
 ): Either.Either<string, string> => {
   const launcher = environment[variables.launcher]
   const cli = environment[variables.cli]
@@ -65,11 +122,14 @@ export const claudeCodeSettings = (
   if (problem !== null) return Either.left(problem)
   const program = `${HookCommand.word(node)} ${HookCommand.word(cli as string)} hook claude-code`
   const fix = "The runner that started this agent gave it a launcher that is gone: stop the run and start it again with ratchet run."
+  const managed = managedProblem(managedFiles)
+  if (managed !== null) return Either.left(managed)
   const settings = ClaudeCodeSettings.install({}, (event) =>
     HookCommand.command({ host: "claude-code", event, launcher: { _tag: "Path", path: launcher as string }, program, fix }))
   return Either.match(settings, {
     onLeft: (error) => Either.left(`the run's hook settings could not be made: ${error.message}`),
-    onRight: (json) => Either.right(JSON.stringify(json))
+    // Explicit, so that no project or user settings file can switch the run's hooks off (see the module comment).
+    onRight: (json) => Either.right(JSON.stringify({ ...json, disableAllHooks: false }))
   })
 }
 

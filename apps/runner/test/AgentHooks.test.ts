@@ -33,6 +33,27 @@ describe("AgentHooks.claudeCodeSettings", () => {
     expect(pre.hooks[0].command).not.toMatch(/(^|[^-])ratchet hook/)
   })
 
+  it("says disableAllHooks: false, so that no project or user settings file can switch the run's hooks off", () => {
+    const settings = JSON.parse(Either.getOrThrow(AgentHooks.claudeCodeSettings({ RATCHET_HOOK_LAUNCHER: launcher, RATCHET_HOOK_CLI: cli }, node)))
+    expect(settings.disableAllHooks).toBe(false)
+  })
+
+  // Managed settings, which outrank the command line: [what the file holds (null: absent), the problem's words or null].
+  const managed: ReadonlyArray<readonly [string, string | null, string | null]> = [
+    ["no managed settings", null, null],
+    ["managed settings that leave hooks alone", JSON.stringify({ model: "x", disableAllHooks: false }), null],
+    ["managed disableAllHooks", JSON.stringify({ disableAllHooks: true }), "set disableAllHooks"],
+    ["managed allowManagedHooksOnly", JSON.stringify({ allowManagedHooksOnly: true }), "set allowManagedHooksOnly"],
+    ["managed settings that are not JSON", "{ disableAllHooks", "are not JSON"]
+  ]
+  it.each(managed)("managed settings: %s", (name, text, words) => {
+    const file = path.join(dir, `managed-${name.replace(/\W+/g, "-")}.json`)
+    if (text !== null) fs.writeFileSync(file, text)
+    const made = AgentHooks.claudeCodeSettings({ RATCHET_HOOK_LAUNCHER: launcher, RATCHET_HOOK_CLI: cli }, node, [path.join(dir, "absent.json"), file])
+    if (words === null) expect(Either.isRight(made)).toBe(true)
+    else expect(Either.isLeft(made) ? made.left : "settings").toContain(words)
+  })
+
   // Rejected: [the environment, the reason's words].
   const refused: ReadonlyArray<readonly [string, Record<string, string | undefined>, string]> = [
     ["nothing set", {}, "was not told where Ratchet's hook launcher (ratchet-hook) is (RATCHET_HOOK_LAUNCHER)"],

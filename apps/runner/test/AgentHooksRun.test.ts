@@ -135,7 +135,15 @@ describe("Runner.run gives the agent the run's hooks and its capability", () => 
     setEnv({ RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: finished, STAND_IN_EXIT: "0", STAND_IN_WRITE: "src/flag.txt", STAND_IN_RECORD: record, STAND_IN_TOOLS: undefined })
     return Effect.gen(function*() {
       const { events, status } = yield* run({ "claude-code": () => ({ _tag: "Args", args: ["--settings", "{\"hooks\":{}}"] }) })
-      expect(status.state).toBe("VERIFYING")
+      // Settings with no hooks in them fence nothing: the stream's Write ran with no intent recorded
+      // by a hook, so the attempt fails and the task is blocked (ADR 0040's amendment).
+      expect(status.state).toBe("BLOCKED")
+      const reported = events.find((event): event is Extract<Event.Event, { _tag: "AgentReported" }> => event._tag === "AgentReported")!
+      expect(reported.reason).toBe(
+        "the run's hooks did not run for 1 tool call of the agent (Write toolu_1): they were neither judged nor recorded, so what the agent did is not fenced"
+      )
+      const ends = events.filter((event): event is Extract<Event.Event, { _tag: "AttemptTransitioned" }> => event._tag === "AttemptTransitioned" && event.from === "Running")
+      expect(ends.map((event) => event.to)).toStrictEqual(["Failed"])
       const seen = JSON.parse(fs.readFileSync(record, "utf8")) as { args: Array<string>; env: Record<string, string> }
       expect(seen.args.slice(0, 3)).toStrictEqual(["--settings", "{\"hooks\":{}}", "-p"])
       const capability = seen.env["RATCHET_CAPABILITY"]!

@@ -45,6 +45,26 @@ export interface Decoded {
   readonly lines: number
   readonly malformedLines: number
   readonly unknownEvents: number
+  /**
+   * The side-effecting tool calls the stream shows (the calls the run's hooks record as intents,
+   * ADR 0040), each with how it ended; absent when the decoder does not tell them (a host the
+   * runner gives no hooks).
+   */
+  readonly toolCalls?: ReadonlyArray<ToolCall> | undefined
+}
+
+/**
+ * A side-effecting tool call the stream shows: the host's call id (null when it gave none), the
+ * tool, and its end: `completed`, `failed` (its result an error: a failure or a hook's denial),
+ * `rejected` (a permission denial of the result line), or null when the stream shows no end.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface ToolCall {
+  readonly callId: string | null
+  readonly tool: string
+  readonly end: "completed" | "failed" | "rejected" | null
 }
 
 /**

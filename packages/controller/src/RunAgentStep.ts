@@ -36,6 +36,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as AgentEnvelope from "./AgentEnvelope.js"
 import * as AgentFence from "./AgentFence.js"
+import * as AgentHooksRan from "./AgentHooksRan.js"
 import type * as AgentHooks from "./AgentHooks.js"
 import type * as AgentHost from "./AgentHost.js"
 import * as AgentOutcome from "./AgentOutcome.js"
@@ -96,8 +97,25 @@ export interface Ran extends RunStep.Ran {
     readonly decoded: AgentHost.Decoded
     readonly end: AgentOutcome.Outcome
     readonly transcriptRef: string | null
+    /** Whether the host was given the run's hooks (ADR 0040): its calls must then be intents. */
+    readonly hooked?: boolean | undefined
+    /** The calls its stream shows that ran without the hooks (`AgentHooksRan`); none when absent. */
+    readonly unfenced?: ReadonlyArray<string> | undefined
   }
 }
+
+/**
+ * `ran` when `calls` ran without the run's hooks (`AgentHooksRan.unrecorded`): its attempt fails,
+ * whatever the stream said, with the reason, and {@link finish} blocks the task for a person. The
+ * same `ran` when there are none.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const withUnfenced = (ran: Ran, calls: ReadonlyArray<string>): Ran =>
+  calls.length === 0 || ran.agent.end.outcome === "Cancelled"
+    ? ran
+    : { ...ran, agent: { ...ran.agent, end: { outcome: "Failed", reason: AgentHooksRan.reasonOf(calls) }, unfenced: calls } }
 
 /**
  * Whether `ran` is an agent step's.
@@ -320,7 +338,7 @@ export const execute = (
       stdoutRef: transcriptRef,
       stderrRef: yield* put(ended.stderr),
       cancelled: cancelled as RunRequest.Request | null,
-      agent: { host: agent.host, decoded, end, transcriptRef }
+      agent: { host: agent.host, decoded, end, transcriptRef, hooked: hooked?._tag === "Args" }
     } satisfies Ran
   })
 
@@ -394,6 +412,16 @@ export const finish = (ran: RunStep.Ran, context: Parameters<typeof RunStep.fini
   ]
   if (ran.cancelled !== null) {
     items.push({ _tag: "Cancel", actor: ran.cancelled.actor, at, reason: ran.cancelled.reason })
+    return items
+  }
+  const unfenced = ran.agent.unfenced ?? []
+  if (unfenced.length > 0) {
+    // Fail closed: nothing the agent did was judged or recorded, so a person decides what stands.
+    items.push(Progress.decisionNeeded(
+      { actor, at },
+      `Agent step ${stepId} ran without the run's hooks: ${AgentHooksRan.reasonOf(unfenced)}. Find what switched them off (the project's .claude/ settings, Claude Code's managed settings or its version), check what the agent changed, then: ratchet unblock ${taskId} --to RUNNING --resolution "…"`,
+      [ran.intentId]
+    ))
     return items
   }
   if (Either.isLeft(ran.after)) {

@@ -46,6 +46,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as AgentFence from "./AgentFence.js"
 import type * as AgentHooks from "./AgentHooks.js"
+import * as AgentHooksRan from "./AgentHooksRan.js"
 import * as AgentToolCalls from "./AgentToolCalls.js"
 import type * as AgentHost from "./AgentHost.js"
 import * as CommandHandler from "./CommandHandler.js"
@@ -546,15 +547,23 @@ const runScoped = (
           }
         }))
         const after = ran.after
+        // The step as finished: an agent's, failed when its calls ran without the run's hooks.
+        let checked: typeof ran = ran
         let following: ReturnType<typeof startOf> | null = null
         const finished = yield* writer.write((read, at) => {
           following = null
           const fresh = read.summary?.task ?? task
+          // An agent given the run's hooks whose stream shows calls they did not record ran unfenced:
+          // its attempt fails and the task is blocked (ADR 0040's amendment).
+          checked = ran
+          if (RunAgentStep.isAgent(ran) && ran.agent.hooked === true) {
+            checked = RunAgentStep.withUnfenced(ran, AgentHooksRan.unrecorded(read.run, { runId, stepId: ran.stepId, attempt: ran.attempt, agentIntentId: ran.intentId, host: ran.agent.host }, ran.agent.decoded))
+          }
           // An agent's tool calls whose end no hook reported are closed before its end (ADR 0040).
           const unreported = RunAgentStep.isAgent(ran)
             ? AgentToolCalls.closeUnreported(read.run, { runId, stepId: ran.stepId, attempt: ran.attempt, agentIntentId: ran.intentId }, { actor, at })
             : []
-          const ended = [...unreported, ...RunAgentStep.finish(ran, {
+          const ended = [...unreported, ...RunAgentStep.finish(checked, {
             runId,
             taskId,
             actor,
@@ -592,7 +601,7 @@ const runScoped = (
           taskId,
           stepId: current.step.id,
           attempt: current.attempt,
-          state: RunAgentStep.endOf(ran),
+          state: RunAgentStep.endOf(checked),
           exitCode: ran.ended.exitCode,
           durationMs: ran.ended.durationMs,
           changedPaths: ran.changedPaths

@@ -38,6 +38,7 @@
  * @since 0.4.0
  */
 import * as AgentStream from "@ratchet/host/AgentStream"
+import * as ToolIntent from "@ratchet/host/ToolIntent"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -64,8 +65,25 @@ const ContentBlock = Schema.Struct({
   id: optional(Schema.String),
   name: optional(Schema.String),
   tool_use_id: optional(Schema.String),
-  is_error: optional(Schema.NullOr(Schema.Boolean))
+  is_error: optional(Schema.NullOr(Schema.Boolean)),
+  input: optional(Schema.Unknown)
 })
+
+/** The tools that write a file (`ClaudeCode`'s writers): every call of one is a side effect. */
+const fileWriters = new Set(["Edit", "Write", "MultiEdit", "NotebookEdit"])
+
+/**
+ * Whether a `tool_use` is one the run's hooks record as an intent (ADR 0040), by the same rule
+ * (`ToolIntent.isSideEffect`): a file writer always, a Bash command when the guard's reading says
+ * it writes or cannot be read (a command the stream does not give is counted, failing closed).
+ */
+const sideEffectOf = (tool: string | undefined, input: unknown): boolean => {
+  if (tool === undefined) return false
+  if (fileWriters.has(tool)) return true
+  if (tool !== "Bash") return false
+  const command = typeof input === "object" && input !== null ? (input as Record<string, unknown>)["command"] : undefined
+  return typeof command !== "string" || ToolIntent.isSideEffect({ id: null, tool, action: { _tag: "Shell", command } })
+}
 
 /**
  * `assistant` messages: one Messages API message (or one of its content blocks).
@@ -211,7 +229,7 @@ const toolCalls = (state: State, blocks: ReadonlyArray<typeof ContentBlock.Type>
   let tally = state.tally
   for (const block of blocks) {
     if (block.type === "tool_use") {
-      signals.push({ _tag: "ToolRequested", tool: AgentStream.word(block.name) ?? "(unnamed)", callId: AgentStream.word(block.id) })
+      signals.push({ _tag: "ToolRequested", tool: AgentStream.word(block.name) ?? "(unnamed)", callId: AgentStream.word(block.id), sideEffect: sideEffectOf(block.name, block.input) })
       tally = AgentStream.count(tally, "toolRequests")
     } else if (block.type === "tool_result") {
       const failed = block.is_error === true

@@ -64,6 +64,52 @@ const result = (fields: Record<string, unknown> = {}) =>
 const tags = (signals: ReadonlyArray<AgentStream.Signal>) => signals.map((signal) => signal._tag)
 const decode = (...lines: ReadonlyArray<string>) => StreamJson.decode(lines.join("\n") + "\n")
 
+describe("StreamJson.decode: the side-effecting calls, as the run's hooks record them (ADR 0040)", () => {
+  // [the tool, its input, whether the hooks record it as an intent].
+  const table: ReadonlyArray<readonly [string, unknown, boolean]> = [
+    ["Write", { file_path: "/repo/a.ts", content: "x" }, true],
+    ["Edit", { file_path: "/repo/a.ts", old_string: "a", new_string: "b" }, true],
+    ["MultiEdit", { file_path: "/repo/a.ts", edits: [] }, true],
+    ["NotebookEdit", { notebook_path: "/repo/a.ipynb", new_source: "x" }, true],
+    ["Write", undefined, true],
+    ["Bash", { command: "echo x > src/a.ts" }, true],
+    ["Bash", { command: "python3 -c 'open(\"a\",\"w\")'" }, true],
+    ["Bash", { command: "rm -rf build" }, true],
+    ["Bash", {}, true],
+    ["Bash", { command: "npm test" }, false],
+    ["Bash", { command: "ls -la" }, false],
+    ["Read", { file_path: "/repo/a.ts" }, false],
+    ["Grep", { pattern: "x" }, false],
+    ["mcp__github__create_issue", { title: "x" }, false]
+  ]
+  it.each(table)("%s %j: %s", (tool, input, sideEffect) => {
+    const { signals } = decode(init, assistant("msg_1", [{ type: "tool_use", id: "toolu_1", name: tool, ...(input === undefined ? {} : { input }) }]), result())
+    expect(signals.find((signal) => signal._tag === "ToolRequested")).toStrictEqual({ _tag: "ToolRequested", tool, callId: "toolu_1", sideEffect })
+  })
+
+  it("gives the runner each side-effecting call with its end, a denial outranking its failed result", () => {
+    const decoded = AgentStream.decoder(StreamJson.decode).decode([
+      init,
+      assistant("msg_1", [{ type: "tool_use", id: "toolu_1", name: "Write", input: { file_path: "/repo/a.ts", content: "x" } }]),
+      toolResult("toolu_1"),
+      assistant("msg_2", [{ type: "tool_use", id: "toolu_2", name: "Bash", input: { command: "npm test" } }]),
+      toolResult("toolu_2"),
+      assistant("msg_3", [{ type: "tool_use", id: "toolu_3", name: "Edit", input: { file_path: "/etc/x" } }]),
+      toolResult("toolu_3", true),
+      assistant("msg_4", [{ type: "tool_use", id: "toolu_4", name: "Bash", input: { command: "touch src/b.ts" } }]),
+      toolResult("toolu_4", true),
+      assistant("msg_5", [{ type: "tool_use", id: "toolu_5", name: "Write", input: { file_path: "/repo/c.ts", content: "x" } }]),
+      result({ permission_denials: [{ tool_name: "Edit", tool_use_id: "toolu_3" }] })
+    ].join("\n") + "\n")
+    expect(decoded.toolCalls).toStrictEqual([
+      { callId: "toolu_1", tool: "Write", end: "completed" },
+      { callId: "toolu_3", tool: "Edit", end: "rejected" },
+      { callId: "toolu_4", tool: "Bash", end: "failed" },
+      { callId: "toolu_5", tool: "Write", end: null }
+    ])
+  })
+})
+
 describe("StreamJson.decode: well-formed streams", () => {
   it("reads a run without partial messages: one request per message id, tools, the result", () => {
     const { signals, summary } = decode(
@@ -83,7 +129,9 @@ describe("StreamJson.decode: well-formed streams", () => {
       "RequestStarted", "FirstChunk",
       "StreamCompleted"
     ])
-    expect(signals[2]).toStrictEqual({ _tag: "ToolRequested", tool: "Read", callId: "toolu_1" })
+    expect(signals[2]).toStrictEqual({ _tag: "ToolRequested", tool: "Read", callId: "toolu_1", sideEffect: false })
+    // `npm test` writes nothing the guard can see: not a call the run's hooks record (ADR 0040).
+    expect(signals[6]).toStrictEqual({ _tag: "ToolRequested", tool: "Bash", callId: "toolu_2", sideEffect: false })
     expect(summary).toStrictEqual({
       host: "claude-code",
       sessionId: sid,

@@ -70,7 +70,8 @@ export const maxTextLength = 2_000
 export type Signal =
   | { readonly _tag: "RequestStarted" }
   | { readonly _tag: "FirstChunk" }
-  | { readonly _tag: "ToolRequested"; readonly tool: string; readonly callId: string | null }
+  /** `sideEffect`: whether the call is one the run's hooks record as an intent (absent: the decoder does not say). */
+  | { readonly _tag: "ToolRequested"; readonly tool: string; readonly callId: string | null; readonly sideEffect?: boolean | undefined }
   | { readonly _tag: "ToolCompleted"; readonly callId: string | null }
   | { readonly _tag: "ToolFailed"; readonly callId: string | null }
   | { readonly _tag: "ToolRejected"; readonly callId: string | null }
@@ -366,6 +367,30 @@ export const decodeWith = <S>(
 }
 
 /**
+ * The side-effecting calls `signals` request (`ToolRequested` with `sideEffect`), each with its
+ * last end: a rejection (the result line's denials) outranks the failed result that preceded it.
+ * None when the decoder marks no call (it does not tell side effects apart).
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const sideEffectsOf = (signals: ReadonlyArray<Signal>): ReadonlyArray<AgentHost.ToolCall> => {
+  const calls: Array<{ callId: string | null; tool: string; end: AgentHost.ToolCall["end"] }> = []
+  const byId = new Map<string, { end: AgentHost.ToolCall["end"] }>()
+  for (const signal of signals) {
+    if (signal._tag === "ToolRequested" && signal.sideEffect === true) {
+      const call = { callId: signal.callId, tool: signal.tool, end: null as AgentHost.ToolCall["end"] }
+      calls.push(call)
+      if (signal.callId !== null) byId.set(signal.callId, call)
+    } else if ((signal._tag === "ToolCompleted" || signal._tag === "ToolFailed" || signal._tag === "ToolRejected") && signal.callId !== null) {
+      const call = byId.get(signal.callId)
+      if (call !== undefined && call.end !== "rejected") call.end = signal._tag === "ToolCompleted" ? "completed" : signal._tag === "ToolFailed" ? "failed" : "rejected"
+    }
+  }
+  return calls
+}
+
+/**
  * What the runner records of a whole stream read with `decode` (a host package's): the turn events
  * of its signals in order, and its summary in the attempt's words (ADR 0039). Hand it to the runner
  * as that host's stream reader (`Runner.Options.agentHosts`).
@@ -388,7 +413,8 @@ export const decoder = (
       errors: summary.errors,
       lines: summary.counts.lines,
       malformedLines: summary.counts.malformed + summary.counts.oversized,
-      unknownEvents: summary.counts.unknown
+      unknownEvents: summary.counts.unknown,
+      toolCalls: sideEffectsOf(signals)
     }
   }
 })

@@ -14,7 +14,9 @@
  *    state: a person does those in their own terminal.
  * 2. A call that would write Ratchet's runtime store (`$RATCHET_HOME`) or a `.ratchet/` directory,
  *    or a command that hands either to a program that may act on it, is denied: Ratchet writes
- *    those, through its commands.
+ *    those, through its commands. So is one that would write a directory the context protects
+ *    (`protectedDirectories`: for the runner's agent, the hosts' configuration `.claude/` and
+ *    `.codex/`, whose settings could switch the run's hooks off for the next attempt).
  * 3. A command Ratchet cannot read completely (it runs programs from text the guard cannot see:
  *    `python3 -c`, `base64 -d | sh`, a computed program name, more than 64 KiB, …) fails closed: it
  *    may write anything and do a person-only act, so it is denied while a task is in progress in
@@ -95,6 +97,12 @@ export interface Context {
    * writes are refused until one is named, rather than held to a guessed contract.
    */
   readonly ambiguous: ReadonlyArray<string>
+  /**
+   * Names of directories, anywhere in the workspace, that this session may not write, as it may
+   * not write `.ratchet/` (none when absent). The runner's agent is given the hosts' configuration
+   * (`.claude`, `.codex`): a setting written there in one attempt could run the next unfenced.
+   */
+  readonly protectedDirectories?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -180,6 +188,7 @@ const absolute = (word: string, context: Context): string | null => {
 
 type Where =
   | { readonly _tag: "Store"; readonly shown: string }
+  | { readonly _tag: "Protected"; readonly shown: string; readonly directory: string }
   | { readonly _tag: "Temporary" }
   | { readonly _tag: "Outside"; readonly shown: string }
   | { readonly _tag: "Workspace"; readonly relative: string }
@@ -197,6 +206,8 @@ const where = (word: string, context: Context): Where => {
   const relative = path.relative(context.root, file).split(path.sep).join("/")
   // Any `.ratchet` directory is Ratchet's: a nested one would be another project's marker.
   if (Scope.isRatchetPath(relative) || relative.split("/").includes(".ratchet")) return { _tag: "Store", shown: word }
+  const guarded = relative.split("/").find((part) => (context.protectedDirectories ?? []).includes(part))
+  if (guarded !== undefined) return { _tag: "Protected", shown: word, directory: guarded }
   return { _tag: "Workspace", relative: relative === "" ? "." : relative }
 }
 
@@ -256,10 +267,18 @@ const outOfScope = (task: Task, relative: string, shown: string): Decision | nul
   return null
 }
 
+/** Rule 2 for a protected directory (`Context.protectedDirectories`). */
+const protectedWrite = (tool: string, shown: string, directory: string): Decision =>
+  deny(
+    `${tool} would write ${shown.slice(0, 200)}, in ${directory}/, the host's configuration, which this session may not change: a setting there could switch the run's hooks off.`,
+    `Leave ${directory}/ alone; a person changes the host's configuration in their own terminal.`
+  )
+
 /** Rule 2 for the paths a call writes: none is Ratchet's own. */
 const storeWrite = (tool: string, paths: ReadonlyArray<string>, context: Context): Decision | null => {
   for (const word of paths) {
     const place = where(word, context)
+    if (place._tag === "Protected") return protectedWrite(tool, place.shown, place.directory)
     if (place._tag !== "Store") continue
     return deny(
       `${tool} would write ${place.shown}, which is Ratchet's own (the runtime store or .ratchet/); only Ratchet writes there.`,
@@ -273,6 +292,7 @@ const storeWrite = (tool: string, paths: ReadonlyArray<string>, context: Context
 const storeTree = (tool: string, trees: ReadonlyArray<string>, context: Context): Decision | null => {
   for (const word of trees) {
     const place = where(word, context)
+    if (place._tag === "Protected") return protectedWrite(tool, word, place.directory)
     // The workspace's root holds `.ratchet/`: what is unpacked there may replace it.
     if (place._tag !== "Store" && !(place._tag === "Workspace" && place.relative === ".")) continue
     return deny(
@@ -301,6 +321,7 @@ const treeOutOfScope = (tool: string, task: Task, place: Where, context: Context
   switch (place._tag) {
     case "Temporary":
     case "Store":
+    case "Protected":
       return null
     case "Unknown":
       return deny(
@@ -470,6 +491,10 @@ export const decide = (call: HostEvent.ToolCall, context: Context): Decision => 
       const found = shell.personOnly[0]
       if (found !== undefined) return personOnly(found)
       const storeName = path.basename(context.storeDirectory)
+      const config = shell.touches.find((token) => token.split("/").some((part) => (context.protectedDirectories ?? []).includes(part)))
+      if (config !== undefined) {
+        return protectedWrite("The command", `${config.slice(0, 200)} (handed to a program that may change it)`, config.split("/").find((part) => (context.protectedDirectories ?? []).includes(part))!)
+      }
       const place = shell.touches.find((token) => ratchetPlace(token, context, storeName))
       if (place !== undefined) {
         return shell.programs.some((program) => /^sqlite3?$/.test(program))

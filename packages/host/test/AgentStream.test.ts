@@ -140,7 +140,9 @@ describe("AgentStream.decoder", () => {
       lines: 9,
       // An oversized line is a malformed one to the attempt: it was not read.
       malformedLines: 3,
-      unknownEvents: 3
+      unknownEvents: 3,
+      // A decoder that does not mark side effects lists none (Codex's: the runner gives it no hooks).
+      toolCalls: []
     })
     expect(seen).toStrictEqual(["the stream"])
   })

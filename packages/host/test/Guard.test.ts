@@ -181,6 +181,36 @@ describe("Guard.decide: scope, lease, store, temporary files", () => {
   }
 })
 
+describe("Guard.decide: protected directories (the runner's agent: the hosts' configuration)", () => {
+  // A scope that allows everything, so that a denial is the protection's, not the scope's.
+  const open = task("RUNNING", { allowedScope: [], forbiddenScope: [] })
+  const agent: Guard.Context = { ...context(open), protectedDirectories: [".claude", ".codex"] }
+  const cases: ReadonlyArray<readonly [string, HostEvent.ToolCall, Guard.Context, "Allow" | "Deny", string]> = [
+    ["an edit of .claude/settings.json", edit("/home/dev/project/.claude/settings.json"), agent, "Deny", ".claude/, the host's configuration"],
+    ["a relative write of .claude/settings.local.json", edit(".claude/settings.local.json"), agent, "Deny", ".claude/, the host's configuration"],
+    ["an edit of .codex/config.toml", edit(".codex/config.toml"), agent, "Deny", ".codex/, the host's configuration"],
+    ["a nested .claude", edit("src/.claude/settings.json"), agent, "Deny", ".claude/"],
+    ["a redirect into .claude/", bash("echo '{\"disableAllHooks\":true}' > .claude/settings.local.json"), agent, "Deny", ".claude/"],
+    ["cd .claude then a write", bash("cd .claude && echo x > settings.json"), agent, "Deny", ".claude/"],
+    ["a copy into .codex/", bash("cp /tmp/hooks.json .codex/hooks.json"), agent, "Deny", ".codex/"],
+    ["mkdir .claude", bash("mkdir -p .claude"), agent, "Deny", ".claude/"],
+    ["a symbolic link to .claude", bash("ln -s ../.claude src/c"), agent, "Deny", ".claude/"],
+    ["unzip into .claude", bash("unzip /tmp/a.zip -d .claude"), agent, "Deny", ".claude/"],
+    ["reading .claude/settings.json", read(".claude/settings.json"), agent, "Allow", ""],
+    ["an edit beside it", edit("src/a.ts"), agent, "Allow", ""],
+    ["a file merely named .claude-notes", edit(".claude-notes"), agent, "Allow", ""],
+    // Without the protection (an interactive session), the same write is held to the scope only.
+    ["an edit of .claude/settings.json by a session without the protection", edit(".claude/settings.json"), context(open), "Allow", ""]
+  ]
+  for (const [name, call, given, expected, mentions] of cases) {
+    it(`${name}: ${expected}`, () => {
+      const decision = Guard.decide(call, given)
+      expect(decision._tag).toBe(expected)
+      if (decision._tag !== "Allow") expect(Guard.explain(decision)).toContain(mentions)
+    })
+  }
+})
+
 describe("Guard.decide: the working directory and the project root", () => {
   const running = context(task("RUNNING"))
   const cases: ReadonlyArray<readonly [string, HostEvent.ToolCall, string, "Allow" | "Deny", string]> = [

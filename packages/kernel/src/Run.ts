@@ -82,6 +82,15 @@ export interface State<B extends object = object> {
 export const initial: State = { attempts: new Map(), intents: new Map() }
 
 /**
+ * How the note of a refused tool call (`RefuseEffect`) starts, so that the refusals noted on an
+ * attempt can be counted and bounded (ADR 0040's amendment).
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const refusalNotePrefix = "tool call refused: "
+
+/**
  * The key of an attempt in {@link State.attempts}.
  *
  * @since 0.2.0
@@ -491,7 +500,7 @@ export const decide = (command: Command, state: State<object>): Decision => {
       if (attempt === undefined || attempt.state !== "Running") {
         return refuse(command, `attempt ${command.attempt} of step ${command.stepId} is not running (${attempt?.state ?? "absent"}).`)
       }
-      const note = `tool call refused: ${command.description.trim().slice(0, 2000) || "(a tool call)"} — ${command.reason.trim().slice(0, 4000)}`
+      const note = `${refusalNotePrefix}${command.description.trim().slice(0, 2000) || "(a tool call)"} — ${command.reason.trim().slice(0, 4000)}`
       return Either.right([
         { _tag: "AttemptNoted", ...meta(command), runId: command.runId, stepId: command.stepId, attempt: command.attempt, note },
         ...Turn.changes(attempt.turn, [{ _tag: "toolRejected" }]).map((turn): Event.Event => ({

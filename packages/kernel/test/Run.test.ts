@@ -212,6 +212,11 @@ describe("Run.decide: a worker's effects, ends and turns", () => {
       ["a pending attempt", stateOf(scheduled("build", 1)), "is not running (Pending)"],
       ["a succeeded attempt", stateOf(scheduled("build", 1), moved("build", 1, "Pending", "Running"), moved("build", 1, "Running", "Succeeded")), "is not running (Succeeded)"],
       ["an Indeterminate attempt", stateOf(scheduled("build", 1), moved("build", 1, "Pending", "Running"), moved("build", 1, "Running", "Indeterminate")), "is not running (Indeterminate)"],
+      ["a failed attempt", stateOf(scheduled("build", 1), moved("build", 1, "Pending", "Running"), moved("build", 1, "Running", "Failed")), "is not running (Failed)"],
+      ["an attempt cancelled while running", stateOf(scheduled("build", 1), moved("build", 1, "Pending", "Running"), moved("build", 1, "Running", "Cancelled")), "is not running (Cancelled)"],
+      ["an attempt cancelled before it ran", stateOf(scheduled("build", 1), moved("build", 1, "Pending", "Cancelled")), "is not running (Cancelled)"],
+      ["a timed-out attempt", stateOf(scheduled("build", 1), moved("build", 1, "Pending", "Running"), moved("build", 1, "Running", "TimedOut")), "is not running (TimedOut)"],
+      ["only another attempt of the step is running", stateOf(scheduled("build", 2), moved("build", 2, "Pending", "Running")), "is not running (absent)"],
       ["another run's attempt of the same step", stateOf(scheduled("build", 1, "run-0"), moved("build", 1, "Pending", "Running", "run-0")), "is not running (absent)"]
     ]
     it.each(accepted)("accepted: %s", (_, state, events) => {

@@ -11,7 +11,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { behave } from "./behave.mjs"
-import { runTools, withTools } from "./hooks.mjs"
+import { fenced, fixtureEdits, runTools, withTools } from "./hooks.mjs"
 
 const args = process.argv.slice(2)
 const valueOf = (flag) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined)
@@ -19,13 +19,16 @@ if (!args.includes("-p") || !args.includes("--verbose") || valueOf("--output-for
   process.stderr.write("Error: --output-format=stream-json requires --print and --verbose\n")
   process.exit(1)
 }
-// Tool calls through the hooks it was given, on request (`hooks.mjs`): their lines join the stream.
-if (process.env.STAND_IN_TOOLS) {
-  const fixture = process.env.STAND_IN_FIXTURE ? fs.readFileSync(process.env.STAND_IN_FIXTURE, "utf8") : ""
-  const init = fixture.split("\n").map((text) => { try { return JSON.parse(text) } catch { return null } }).find((m) => m?.type === "system")
-  const { lines, denials } = runTools(args, init?.session_id ?? `stand-in-${process.pid}`)
+// Tool calls through the hooks it was given (`hooks.mjs`): the recorded stream's own edits when
+// fenced, and the test's on request; their lines join the stream.
+if (process.env.STAND_IN_TOOLS || (fenced(args) && process.env.STAND_IN_FIXTURE)) {
+  const recorded = process.env.STAND_IN_FIXTURE ? fs.readFileSync(process.env.STAND_IN_FIXTURE, "utf8") : ""
+  const init = recorded.split("\n").map((text) => { try { return JSON.parse(text) } catch { return null } }).find((m) => m?.type === "system")
+  const sessionId = init?.session_id ?? `stand-in-${process.pid}`
+  const own = fixtureEdits(args, recorded, sessionId)
+  const { lines, denials } = runTools(args, sessionId)
   const merged = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "stand-in-stream-")), "stream.jsonl")
-  fs.writeFileSync(merged, withTools(fixture, lines, denials))
+  fs.writeFileSync(merged, withTools(own.fixture, lines, [...own.denials, ...denials]))
   process.env.STAND_IN_FIXTURE = merged
 }
 behave(args)

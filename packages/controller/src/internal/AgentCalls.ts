@@ -21,6 +21,7 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as AgentFence from "../AgentFence.js"
+import * as AgentRefusals from "../AgentRefusals.js"
 import * as CommandHandler from "../CommandHandler.js"
 import type * as Controller from "../Controller.js"
 import * as ControllerError from "../ControllerError.js"
@@ -102,6 +103,22 @@ export const make = (kit: UseCase.Kit) => {
       return { events: handled.events.map((event) => event._tag), lastLsn: handled.appended?.lastLsn ?? null }
     })
 
+  /**
+   * The refusals noted on the agent's attempt so far: its notes since its own intent was dispatched
+   * (the intent stays dispatched while the agent runs, so its position is where the agent started).
+   */
+  const refusalsNoted = (agent: AgentFence.Verdict & { readonly _tag: "Agent" }) =>
+    Effect.gen(function*() {
+      const summary = yield* summaryOf(agent.claim.taskId)
+      const { intents } = yield* frontierRows(summary.task)
+      const own = intents.find((row) => row.intentId === agent.intentId)
+      if (own === undefined) return 0
+      const events = yield* Stream.runCollect(store.read({ streamId: agent.claim.taskId, branch: summary.branch, fromLsn: own.updatedLsn })).pipe(
+        Effect.catchTag("@ratchet/storage/BranchNotFound", () => Effect.succeed(Chunk.empty<EventStore.StoredEvent>()))
+      )
+      return AgentRefusals.notedIn(Chunk.toReadonlyArray(events).map((stored) => stored.event), agent.claim)
+    })
+
   const meta = (agent: AgentFence.Verdict & { readonly _tag: "Agent" }, actor: Event.Actor, at: number) => ({ actor, at, runId: agent.claim.runId })
 
   const agentCall: Controller.Service["agentCall"] = {
@@ -136,14 +153,19 @@ export const make = (kit: UseCase.Kit) => {
         return { ...written, intentId: resolved as string | null }
       }),
     refused: (agent, input, actor) =>
-      writeRun(agent, (_, at) => [{
-        _tag: "RefuseEffect",
-        ...meta(agent, actor, at),
-        stepId: agent.claim.stepId,
-        attempt: agent.claim.attempt,
-        description: input.description,
-        reason: input.reason
-      }])
+      Effect.gen(function*() {
+        // Bounded (`AgentRefusals`): past the bound the call is refused with nothing written.
+        const next = AgentRefusals.next(yield* refusalsNoted(agent), input.reason)
+        if (next._tag === "Quiet") return { events: [] as ReadonlyArray<string>, lastLsn: null }
+        return yield* writeRun(agent, (_, at) => [{
+          _tag: "RefuseEffect",
+          ...meta(agent, actor, at),
+          stepId: agent.claim.stepId,
+          attempt: agent.claim.attempt,
+          description: input.description,
+          reason: next.reason
+        }])
+      })
   }
 
   return { agentCall } satisfies Pick<Controller.Service, "agentCall">

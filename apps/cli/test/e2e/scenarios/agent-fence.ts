@@ -18,7 +18,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { checkLog, type Engine, events, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
+import { checkLog, type Engine, events, exec, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
 import { planOf, transitionsOf } from "./run.js"
 
 const standIn = fileURLToPath(new URL("../../../../runner/test/stand-in/claude.mjs", import.meta.url))
@@ -111,6 +111,75 @@ export const agentFenceScenarios = (engine: Engine): void => {
       expect(exited.event.changedPaths).toEqual(["test/flag.txt", "test/unreported.txt"])
       expect(transitionsOf(log)).toEqual(["impl#1:Pending→Running", "impl#1:Running→Succeeded"])
       expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "VERIFYING" })
+    })
+
+    it("denies a write into the hosts' configuration even where the scope allows it, and fails closed when a call ran without the hooks", async () => {
+      const world = await makeWorld(engine)
+      // The project keeps its hosts' configuration in the repository, and the spec lets the work touch it.
+      for (const dir of [".claude", ".codex"]) {
+        fs.mkdirSync(path.join(world.repo, dir))
+        fs.writeFileSync(path.join(world.repo, dir, "README.md"), "The project's host configuration.\n")
+      }
+      for (const args of [["add", "."], ["-c", "user.name=e2e", "-c", "user.email=e2e@ratchet.invalid", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "host configuration"]]) {
+        const done = await exec("git", args, { cwd: world.repo, env: process.env })
+        expect(done.code, done.stderr).toBe(0)
+      }
+      const spec = specText({ allowedScope: [".claude/**", ".codex/**", "test/**"] })
+      const taskId = await toPlanApproved(world, "A fenced agent tries to switch its hooks off", spec, planOf([agentStep]))
+      const hookLog = path.join(world.root, "hooks.ndjson")
+      const tools = toolsFile(world, [
+        // What would run the next attempt unfenced: denied, not done, noted.
+        { tool: "Write", input: { file_path: ".claude/settings.local.json", content: "{\"disableAllHooks\": true}\n" } },
+        { tool: "Bash", input: { command: "echo '[features]' > .codex/config.toml", description: "Configure Codex" } },
+        // A call Claude Code made without running any hook (as with hooks switched off).
+        { tool: "Write", input: { file_path: "test/unfenced.txt", content: "unfenced\n" }, noHooks: true }
+      ])
+      const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }
+      const ran = await world.run(["run", taskId, "--json"], { env })
+      expect(ran.code, ran.stderr).toBe(3)
+      const lines = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
+      expect(lines.at(-1).outcomes[0]).toMatchObject({ taskId, state: "BLOCKED", blocker: { category: "decision_needed" } })
+
+      const answers = fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => JSON.parse(line))
+      const pre = answers.filter((answer) => answer.event === "PreToolUse")
+      // Only the two calls that ran their hooks; both denied.
+      expect(pre.map((answer) => JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision)).toEqual(["deny", "deny"])
+      expect(fs.existsSync(path.join(world.repo, ".claude", "settings.local.json"))).toBe(false)
+      expect(fs.existsSync(path.join(world.repo, ".codex", "config.toml"))).toBe(false)
+      expect(fs.readFileSync(path.join(world.repo, "test", "unfenced.txt"), "utf8")).toBe("unfenced\n")
+
+      const log = await events(world, taskId)
+      const notes = log.filter((record) => record.type === "AttemptNoted").map((record) => record.event.note as string)
+      expect(notes).toHaveLength(2)
+      expect(notes[0]).toMatch(/^tool call refused: .*\.claude\/settings\.local\.json.*in \.claude\/, the host's configuration/)
+      expect(notes[1]).toMatch(/^tool call refused: .*\.codex.*the host's configuration/)
+      // No intent but the agent's own: the unfenced call was never recorded.
+      expect(log.filter((record) => record.type === "IntentRecorded")).toHaveLength(1)
+      const reported = log.find((record) => record.type === "AgentReported")!
+      expect(reported.event.reason).toMatch(/^the run's hooks did not run for 1 tool call of the agent \(Write toolu_standin_3_\d+\): they were neither judged nor recorded/)
+      expect(transitionsOf(log)).toEqual(["impl#1:Pending→Running", "impl#1:Running→Failed"])
+      const blocked = log.find((record) => record.type === "TaskBlocked")!
+      expect(JSON.stringify(blocked.event)).toContain("ran without the run's hooks")
+      expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "BLOCKED" })
+    })
+
+    it("notes at most 50 refusals on an attempt, the last saying later ones are not, and refuses the rest all the same", async () => {
+      const world = await makeWorld(engine)
+      const taskId = await toPlanApproved(world, "A denied agent keeps trying", specText(), planOf([agentStep.replace("timeoutSeconds: 120", "timeoutSeconds: 600")]))
+      const hookLog = path.join(world.root, "hooks.ndjson")
+      const tools = toolsFile(world, Array.from({ length: 53 }, (_, i) => ({ tool: "Write", input: { file_path: `src/out-${i}.txt`, content: "no\n" } })))
+      const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }
+      // 53 hook processes, one after another, beside the other scenarios: longer than a call's usual bound.
+      const ran = await world.run(["run", taskId, "--json"], { env, timeoutMs: 240_000 })
+      expect(ran.code, ran.stderr).toBe(0)
+      const pre = fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => JSON.parse(line)).filter((answer) => answer.event === "PreToolUse")
+      expect(pre.map((answer) => JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision)).toEqual(Array.from({ length: 53 }, () => "deny"))
+      expect(fs.readdirSync(path.join(world.repo)).filter((name) => name === "src")).toEqual([])
+      const notes = (await events(world, taskId)).filter((record) => record.type === "AttemptNoted").map((record) => record.event.note as string)
+      expect(notes).toHaveLength(50)
+      expect(notes[48]).toMatch(/^tool call refused: Write.*src\/out-48\.txt — .*outside the allowed scope/)
+      expect(notes[48]).not.toContain("refusal noted on this attempt")
+      expect(notes[49]).toMatch(/src\/out-49\.txt .*\(the 50th refusal noted on this attempt: later ones are refused without a note; the agent's transcript lists them\)$/)
     })
 
     it("a runner killed with SIGKILL while its agent's tool call is dispatched: --takeover leaves the attempt Indeterminate, never re-running the agent", async () => {

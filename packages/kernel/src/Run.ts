@@ -355,6 +355,21 @@ const meta = (command: Meta) => ({ actor: command.actor, at: command.at, version
 
 const refuse = (command: Command, reason: string): Decision => Either.left(new Refused({ command: command._tag, reason }))
 
+/** `TurnRecorded` for each of `events` that changes `attempt`'s turn (the kernel keeps only those). */
+const turnsRecorded = (
+  command: Meta & { readonly runId: string; readonly stepId: string; readonly attempt: number },
+  attempt: { readonly turn: Turn.State },
+  events: Iterable<Turn.Event>
+): ReadonlyArray<Event.Event> =>
+  Turn.changes(attempt.turn, events).map((turn): Event.Event => ({
+    _tag: "TurnRecorded",
+    ...meta(command),
+    runId: command.runId,
+    stepId: command.stepId,
+    attempt: command.attempt,
+    turn
+  }))
+
 /** An attempt's transition by `cause`, through the attempt machine. */
 const transitioned = (
   command: Meta & { readonly _tag: string },
@@ -503,14 +518,7 @@ export const decide = (command: Command, state: State<object>): Decision => {
       const note = `${refusalNotePrefix}${command.description.trim().slice(0, 2000) || "(a tool call)"} — ${command.reason.trim().slice(0, 4000)}`
       return Either.right([
         { _tag: "AttemptNoted", ...meta(command), runId: command.runId, stepId: command.stepId, attempt: command.attempt, note },
-        ...Turn.changes(attempt.turn, [{ _tag: "toolRejected" }]).map((turn): Event.Event => ({
-          _tag: "TurnRecorded",
-          ...meta(command),
-          runId: command.runId,
-          stepId: command.stepId,
-          attempt: command.attempt,
-          turn
-        }))
+        ...turnsRecorded(command, attempt, [{ _tag: "toolRejected" }])
       ])
     }
     case "ResolveEffect": {
@@ -548,16 +556,7 @@ export const decide = (command: Command, state: State<object>): Decision => {
     case "RecordTurn": {
       const attempt = state.attempts.get(key(command.runId, command.stepId, command.attempt))
       if (attempt === undefined) return refuse(command, `attempt ${command.attempt} of step ${command.stepId} does not exist.`)
-      return Either.right(
-        Turn.changes(attempt.turn, command.events).map((turn): Event.Event => ({
-          _tag: "TurnRecorded",
-          ...meta(command),
-          runId: command.runId,
-          stepId: command.stepId,
-          attempt: command.attempt,
-          turn
-        }))
-      )
+      return Either.right(turnsRecorded(command, attempt, command.events))
     }
     case "RecoverAttempt": {
       const attempt = state.attempts.get(key(command.runId, command.stepId, command.attempt))

@@ -40,7 +40,7 @@ describe("traceUrlOf", () => {
     ["a relative path", "/trace/{traceId}", "is not a URL"],
     ["an empty flag", "", "has no {traceId}"],
     ["a template of 3 kB", `http://a/{traceId}${"x".repeat(3000)}`, "at most 2048"],
-    ["a different placeholder", "http://a/{trace_id}", "has no {traceId}"],
+    ["another name in braces", "http://a/{trace_id}", "has no {traceId}"],
     ["a leading space", " http://localhost:16686/trace/{traceId}", "space or control character at position 1"],
     ["a trailing newline", "http://localhost:16686/trace/{traceId}\n", "at position 39"],
     ["a tab inside", "http://local\thost:16686/trace/{traceId}", "at position 13"],

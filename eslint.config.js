@@ -19,6 +19,7 @@ const root = import.meta.dirname
 const sources = ["packages/*/src/**/*.{ts,mts,cts,js,mjs}", "apps/*/src/**/*.{ts,mts,cts,js,mjs}"]
 const tests = [
   "packages/*/test/**/*.{ts,mts,cts,js,mjs}",
+  "packages/testkit/stand-in/**/*.mjs",
   "apps/*/test/**/*.{ts,mts,cts,js,mjs}",
   "packages/*/src/**/*.test.ts",
   "apps/*/src/**/*.test.ts"

@@ -37,7 +37,7 @@ const testkit = await import("@ratchet/testkit").catch((error) =>
   fail(`importing the package root outside vitest failed: ${error instanceof Error ? error.message : String(error)}`)
 )
 const names = Object.keys(testkit).sort().join(", ")
-const expected = "Events, Histories, LessonChecks, Lessons, Signing, StorageChecks, StorageChild, StorageFaults"
+const expected = "Events, Histories, LessonChecks, Lessons, Signing, StandIn, StorageChecks, StorageChild, StorageFaults"
 if (names !== expected) fail(`the root should export exactly ${expected}, got ${names}`)
 const { Events, Histories, Signing, StorageChecks } = testkit
 

@@ -136,11 +136,13 @@ export const environment: ReadonlyArray<readonly [string, string]> = [
   ["RATCHET_HOME", "Where the SQLite store and its blobs live (default: the store ratchet init recorded for this checkout, else ~/.ratchet). A directory you cannot write is opened read-only: reads work, acts are refused saying why."],
   ["RATCHET_DATABASE_URL", "postgres://… — use PostgreSQL instead of SQLite, with identical behaviour."],
   ["RATCHET_DATABASE_SCHEMA", "The PostgreSQL schema (default public; created when missing)."],
+  ["RATCHET_DATABASE_SESSION_URL", "postgres://… — where runners hold their task claims and LISTEN (default RATCHET_DATABASE_URL): the server itself or a session-mode pool, when RATCHET_DATABASE_URL goes through PgBouncer in transaction mode."],
   ["RATCHET_LEASE_HEARTBEAT_MS", "Heartbeat interval of leases taken by this invocation (overrides .ratchet/project.json)."],
   ["RATCHET_LEASE_GRACE_MS", "Grace after the last heartbeat before a takeover is allowed (same)."],
   ["RATCHET_ACTOR", "Who is acting, as kind:id (user:ana, agent:claude-1); default user:<login name>. Hosts set agent:…"],
   ["RATCHET_CLAUDE_BIN", "The claude program ratchet run starts for a plan's agent steps on Claude Code (an absolute path; default: claude on PATH)."],
   ["RATCHET_CODEX_BIN", "The codex program ratchet run starts for a plan's agent steps on Codex (an absolute path; default: codex on PATH)."],
+  ["RATCHET_BWRAP_BIN", "The bubblewrap program ratchet run --until-verified runs every agent, step and check in (an absolute path; default: bwrap on PATH; the loop is refused without one that works)."],
   ["NO_COLOR", "Set and not empty: never colour output (as --no-color does). Output is coloured only on a terminal otherwise."],
   ["FORCE_COLOR", "Set and not empty: colour output even when it is not a terminal; 0 or false: never colour it. --no-color and NO_COLOR win over it."],
   ["COLUMNS", "The width help is wrapped to (20 to 1000; default: the terminal's width, or 80)."]

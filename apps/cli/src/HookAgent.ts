@@ -8,6 +8,8 @@
  *   capability's digest as that attempt's intent, the runner's current lease epoch. A claim that is
  *   broken or refused, or that cannot be checked, denies every tool call with the reason (fail
  *   closed), and records nothing: nothing it says can be trusted.
+ * - A Bash command that starts a host's CLI (`claude`, `codex`: a nested agent, which would run
+ *   without the run's fence) or that cannot be read completely is denied (`NestedAgent`).
  * - The agent's tool call is judged by the shared guard against the task's contract, as any
  *   session's is (scope, the store, person-only acts such as `ratchet approve`). A question the
  *   guard would ask a person is a denial: nobody is there to answer. A denial is noted on the
@@ -21,11 +23,14 @@
  * @since 0.4.0
  */
 import * as AgentFence from "@ratchet/controller/AgentFence"
+import * as AgentRefusals from "@ratchet/controller/AgentRefusals"
 import * as Controller from "@ratchet/controller/Controller"
+import * as HostConfiguration from "@ratchet/controller/HostConfiguration"
 import * as HostSession from "@ratchet/controller/HostSession"
 import * as HostView from "@ratchet/controller/HostView"
 import * as Guard from "@ratchet/host/Guard"
 import type * as HostEvent from "@ratchet/host/HostEvent"
+import * as NestedAgent from "@ratchet/host/NestedAgent"
 import * as ToolIntent from "@ratchet/host/ToolIntent"
 import * as Effect from "effect/Effect"
 import * as os from "node:os"
@@ -41,15 +46,14 @@ const temporary = (): ReadonlyArray<string> => [...new Set([os.tmpdir(), "/tmp",
 /** What a refused claim's denial tells the agent to do. */
 const notTheAgent = "Only the agent the runner started for an open attempt acts as one; a person starts the work with ratchet run in a terminal."
 
-/**
- * Directories the runner's agent may not write, as it may not write `.ratchet/`: the hosts'
- * configuration, where a project setting (`disableAllHooks`, a hook of its own) would outlive the
- * attempt and hold the next one (ADR 0040's amendment).
- */
-const hostConfiguration: ReadonlyArray<string> = [".claude", ".codex"]
 
-/** The guard's decision about the agent's call, with the task's contract and no other lease holder. */
+/**
+ * The guard's decision about the agent's call, with the task's contract and no other lease holder;
+ * first, a command that starts a host's CLI (a nested agent, unfenced) or cannot be read is denied.
+ */
 const guarded = (event: HostEvent.HostEvent & { readonly _tag: "ToolCallRequested" }, root: string, task: HostView.HostTask): Guard.Decision => {
+  const nested = NestedAgent.refusal(event.call)
+  if (nested !== null) return deny(nested.reason, nested.fix)
   const decision = Guard.decide(event.call, {
     root,
     cwd: event.session.cwd,
@@ -59,8 +63,11 @@ const guarded = (event: HostEvent.HostEvent & { readonly _tag: "ToolCallRequeste
     // The runner holds the lease for this very agent: there is no other holder to defer to.
     task: { taskId: task.taskId, state: task.state, allowedScope: task.allowedScope, forbiddenScope: task.forbiddenScope, leaseHolder: null },
     ambiguous: [],
-    // The hosts' configuration is the run's too: a setting written there could run the next attempt unfenced.
-    protectedDirectories: hostConfiguration
+    // The hosts' configuration is the run's too, as `.ratchet/` is: a setting written there
+    // (`disableAllHooks`, a hook of its own) or an MCP server named in `.mcp.json` would outlive
+    // the attempt and run the next one unfenced (ADR 0040's amendment, ADR 0043's last amendment).
+    protectedDirectories: HostConfiguration.directories,
+    protectedFiles: HostConfiguration.files
   })
   return decision._tag === "Ask"
     ? deny(decision.reason.replace(/ Allow it\?$/, ""), "Nobody is there to allow it: an unattended agent does not do it. A person may, in a terminal.")
@@ -107,7 +114,9 @@ export const judge = (event: HostEvent.HostEvent, read: AgentFence.Read & { read
       : judged
     if (decision._tag === "Deny") {
       // The refusal is part of the record, with its reason; the call is refused whether or not it could be written.
-      const noted = yield* controller.agentCall.refused(verdict, { description, reason: decision.reason }, actor).pipe(Effect.either)
+      // Named by its call id, so the check at the agent's end knows the hooks refused it (`AgentHooksRan`).
+      const noted = yield* controller.agentCall.refused(verdict, { description: AgentRefusals.describeCall(event.call.id, description), reason: decision.reason }, actor)
+        .pipe(Effect.either)
       return noted._tag === "Right" ? decision : deny(`${decision.reason} (The refusal could not be recorded: ${messageOf(noted.left)})`, decision.fix)
     }
     if (!sideEffect || event.call.id === null) return decision

@@ -5,10 +5,12 @@
  *
  * @since 0.2.0
  */
+import * as ChildSandbox from "@ratchet/controller/ChildSandbox"
 import type * as Controller from "@ratchet/controller/Controller"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Documents from "@ratchet/controller/Documents"
 import * as Runnable from "@ratchet/controller/Runnable"
+import * as UntilVerified from "@ratchet/controller/UntilVerified"
 import * as VerifierKey from "@ratchet/controller/VerifierKey"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -22,16 +24,44 @@ import * as Store from "./Store.js"
 const noColor = (parsed: Parsed): ReadonlyArray<string> => parsed.options["no-color"] === true ? ["--no-color"] : []
 
 /**
- * The verifier's passphrase from the file `RATCHET_VERIFIER_PASSPHRASE_FILE` names, read here so
- * that its content goes to the runner over a pipe: no process started from here holds the
- * passphrase or the file's name (ADR 0041, amended). Null when the variable is not set.
+ * Whether the runner will loop until verified: `--until-verified`, or the approved plan's
+ * `profile.untilVerified` of the task (of any runnable task with `--any`). Only then is the
+ * verifier's passphrase looked at (ADR 0041's second amendment): a plain run never reads its file
+ * nor refuses its variable.
  */
-const verifierPassphrase = (): Effect.Effect<string | null, ControllerError.InvalidRequest> => {
+const loopRuns = (flag: boolean, task: string | null, c: Controller.Service) => {
+  if (flag) return Effect.succeed(true)
+  const asks = (id: string) => Effect.map(UntilVerified.profileOf(id), UntilVerified.policy)
+  const answer = task !== null
+    ? asks(task)
+    : Effect.flatMap(c.listTasks, (views) =>
+      Effect.map(
+        Effect.forEach(views.filter((view) => view.state === "PLAN_APPROVED" || view.state === "RUNNING"), (view) => asks(view.taskId)),
+        (answers) => answers.some((yes) => yes)
+      ))
+  return answer.pipe(Effect.provide(Store.verification(c.project)))
+}
+
+/**
+ * The verifier's passphrase when the loop runs, from the file `RATCHET_VERIFIER_PASSPHRASE_FILE`
+ * names (outside the workspace and `$RATCHET_HOME`, yours alone), read here so that its content
+ * goes to the runner over a pipe: no process started from here holds the passphrase or the file's
+ * name (ADR 0041, amended). `RATCHET_VERIFIER_PASSPHRASE` refuses the run. Null when the loop does
+ * not run or the file's variable is not set.
+ */
+const verifierPassphrase = (loop: boolean, project: string): Effect.Effect<string | null, ControllerError.InvalidRequest> => {
+  if (!loop) return Effect.succeed(null)
+  // A passphrase in a variable is refused outright: /proc/<pid>/environ shows it to the agent.
+  const inVariable = VerifierKey.variableRefusal(process.env)
+  if (inVariable !== null) return Effect.fail(inVariable)
   const file = process.env[VerifierKey.variables.passphraseFile] ?? ""
   if (file === "") return Effect.succeed(null)
-  const read = VerifierKey.readPassphraseFile(file)
+  const read = VerifierKey.readPassphraseFile(file, placesOf(project))
   return Either.isLeft(read) ? Effect.fail(read.left) : Effect.succeed(read.right)
 }
+
+/** Where a passphrase file may not be: the project's workspace and $RATCHET_HOME. */
+const placesOf = (project: string): VerifierKey.Places => ({ workspace: project, home: Store.home() })
 
 /**
  * `ratchet run`.
@@ -46,7 +76,7 @@ export const run: CommandSpec = {
   description: [
     "Starts the runner, a process that lives only while the run has work: it passes the run-start gate (current contract and plan digests, scope, the writer lease taken by the runner), then runs each step in `needs` order as attempts. A command step's side effect is an intent recorded before the child starts and resolved after it exits (exit code, duration, output as blobs, the paths it changed); a failure gets a successor attempt within the retry budget, a repeated failure, no progress or a spent budget BLOCKS; a path changed outside the scope BLOCKS naming it.",
     "It stops when every step is done (VERIFYING), at a manual step (finish it with ratchet step done), or when the task blocks, pauses or is cancelled. At every start it recovers what a dead runner left open (docs/guides/recovery.md). Progress goes to the terminal (step n of m, attempt, live output); with --json, NDJSON events and a final result line.",
-    "With --until-verified nobody needs to be there for the rest: at VERIFYING the runner verifies every criterion as the unattended verifier (an approver key of its own, never yours nor that of the approver of the task's spec or plan: RATCHET_VERIFIER_KEY, with its passphrase in the file RATCHET_VERIFIER_PASSPHRASE_FILE names, read by ratchet run and handed to the runner over a pipe, never in a process's environment; RATCHET_VERIFIER_PASSPHRASE is refused, as every process of your user can read another's environment), signing each verdict; a REVISE runs the successor attempts it scheduled (an agent's envelope names the failures and their fingerprint) and verifies again; an APPROVED pass completes the task as ratchet done does. It stops BLOCKED when the successor budget is spent or the same failure's fingerprint repeats, and for a person when the verification holds (a manual criterion). Without a usable verifier key it is refused before anything runs.",
+    "With --until-verified nobody needs to be there for the rest: at VERIFYING the runner verifies every criterion as the unattended verifier (an approver key of its own, never yours nor that of the approver of the task's spec or plan: RATCHET_VERIFIER_KEY, with its passphrase in the file RATCHET_VERIFIER_PASSPHRASE_FILE names, read by ratchet run and handed to the runner over a pipe, never in a process's environment; RATCHET_VERIFIER_PASSPHRASE is refused, as every process of your user can read another's environment), signing each verdict; a REVISE runs the successor attempts it scheduled (an agent's envelope names the failures and their fingerprint) and verifies again; an APPROVED pass completes the task as ratchet done does. It stops BLOCKED when the successor budget is spent or the same failure's fingerprint repeats, and for a person when the verification holds (a manual criterion). Every agent, step and check it starts runs in a bubblewrap sandbox (its own PID namespace, the key and passphrase files hidden; ADR 0043): without a usable verifier key, or without a working bwrap (sudo apt-get install bubblewrap; RATCHET_BWRAP_BIN names another), it is refused before anything runs.",
     "Exit 0 when it stopped as planned (VERIFYING, a manual step, a pause or a cancel; with --until-verified, COMPLETED), 3 when the task is BLOCKED (or, with --until-verified, left VERIFYING for a person), 4 when another writer holds the lease. Ctrl-C pauses after the current step; a second Ctrl-C stops at once."
   ].join(" "),
   positionals: [{ name: "task", description: "The task id (omit with --any)", required: false }],
@@ -84,26 +114,29 @@ export const run: CommandSpec = {
       if (parsed.options["takeover"] === true && any) {
         return yield* misuse("--takeover names one task's lease.", "With --any use --takeover-expired.")
       }
-      if (parsed.options["until-verified"] === true) {
-        if (any) return yield* misuse("--until-verified names one task.", "Run one task at a time with it: ratchet run <task> --until-verified")
-        // A passphrase in a variable is refused outright: /proc/<pid>/environ shows it to the agent.
-        const inVariable = VerifierKey.variableRefusal(process.env)
-        if (inVariable !== null) return yield* Effect.fail(inVariable)
+      if (parsed.options["until-verified"] === true && any) {
+        return yield* misuse("--until-verified names one task.", "Run one task at a time with it: ratchet run <task> --until-verified")
       }
-      const passphrase = yield* verifierPassphrase()
-      if (parsed.options["until-verified"] === true) {
+      const c = yield* controller
+      const loop = yield* loopRuns(parsed.options["until-verified"] === true, typeof task === "string" ? task : null, c)
+      const passphrase = yield* verifierPassphrase(loop, c.project.root)
+      // The flag, or one task whose approved plan's profile asks for the loop: refused here, before
+      // anything runs (a detached runner's refusal would be in its log only).
+      if (parsed.options["until-verified"] === true || (loop && typeof task === "string")) {
         // Refused here, before anything runs, rather than unsigned later (fail closed, ADR 0041).
-        const unlocked = VerifierKey.unlock(process.env, passphrase)
+        const unlocked = VerifierKey.unlock(process.env, passphrase, placesOf(c.project.root))
         if (Either.isLeft(unlocked)) return yield* Effect.fail(unlocked.left)
+        // So is a loop whose children cannot be sandboxed (ADR 0043); the runner checks again.
+        const sandbox = ChildSandbox.make(process.env, [])
+        if (Either.isLeft(sandbox)) return yield* Effect.fail(sandbox.left)
       }
       if (typeof task === "string") {
         // Refused here rather than in a detached runner's log, where nobody would see it.
-        yield* Effect.flatMap(controller, (c) =>
-          Effect.flatMap(c.status(task), (view) =>
-            // With --until-verified a VERIFYING task is verified (and revised) rather than refused.
-            parsed.options["until-verified"] === true && view.state === "VERIFYING" && parsed.options["takeover"] !== true
-              ? Effect.void
-              : Runnable.check(view, parsed.options["takeover"] === true)))
+        yield* Effect.flatMap(c.status(task), (view) =>
+          // With --until-verified a VERIFYING task is verified (and revised) rather than refused.
+          parsed.options["until-verified"] === true && view.state === "VERIFYING" && parsed.options["takeover"] !== true
+            ? Effect.void
+            : Runnable.check(view, parsed.options["takeover"] === true))
       }
       const args = [
         ...(typeof task === "string" ? [task] : ["--any"]),
@@ -244,8 +277,11 @@ export const resume: CommandSpec = {
         if (!env.json) process.stderr.write(`${writtenText(written, env, "Resumed")}\n`)
         const args = [written.task.taskId, "-C", env.cwd, ...(env.json ? ["--json"] : []), ...noColor(parsed)]
         // A plan whose profile asks for the loop needs the verifier's passphrase here too.
-        return Effect.flatMap(verifierPassphrase(), (passphrase) =>
-          Effect.map(RunnerProcess.foreground(args, passphrase), (code): Outcome => ({ exit: code, json: null, text: null })))
+        return loopRuns(false, written.task.taskId, c).pipe(
+          Effect.flatMap((loop) => verifierPassphrase(loop, c.project.root)),
+          Effect.flatMap((passphrase) => RunnerProcess.foreground(args, passphrase)),
+          Effect.map((code): Outcome => ({ exit: code, json: null, text: null }))
+        )
       }))
 }
 

@@ -62,7 +62,9 @@ const hand = (pipe: unknown, passphrase: string | null, done: () => void) => {
   if (passphrase === null || pipe === null || pipe === undefined) return done()
   const stream = pipe as NodeJS.WritableStream
   stream.on("error", () => {})
-  stream.end(`${passphrase}\n`, done)
+  // The file's path follows, so the runner can hide the file from the loop's sandboxed children (ADR 0043).
+  const file = process.env[VerifierKey.variables.passphraseFile] ?? ""
+  stream.end(VerifierKey.pipeText(passphrase, file === "" ? "" : path.resolve(file)), done)
 }
 
 /**

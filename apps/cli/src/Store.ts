@@ -182,6 +182,14 @@ export const checkEnvironment = (command: string): UsageError | null => {
   if (url !== undefined && url !== "" && !/^postgres(ql)?:\/\/[^\s]+$/.test(url)) {
     return bad("RATCHET_DATABASE_URL", "is not a postgres:// URL.", "Set it to postgres://user@host:port/database, or unset it for SQLite.")
   }
+  const sessionUrl = process.env["RATCHET_DATABASE_SESSION_URL"]
+  if (sessionUrl !== undefined && sessionUrl !== "" && !/^postgres(ql)?:\/\/[^\s]+$/.test(sessionUrl)) {
+    return bad(
+      "RATCHET_DATABASE_SESSION_URL",
+      "is not a postgres:// URL.",
+      "Set it to postgres://user@host:port/database (the server itself or a session-mode pool), or unset it to hold claims over RATCHET_DATABASE_URL."
+    )
+  }
   // The PostgreSQL schema's rule (as PostgresStore applies it), checked here so a bad name is the
   // caller's input (exit 2) rather than a failure of the store it would open.
   const schema = process.env["RATCHET_DATABASE_SCHEMA"]

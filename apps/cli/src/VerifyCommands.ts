@@ -85,7 +85,7 @@ export const verify: CommandSpec = {
             if (!env.json) env.write(VerifyRender.progress(event, env.style))
           })
         }).pipe(Effect.provide(Layer.merge(Store.verification(c.project), VerifyRender.observer(person))))
-        const exit = result.notRecorded !== null ? 4 : result.conclusion.outcome === "APPROVED" ? 0 : 3
+        const exit = result.notRecorded !== null ? 4 : result.conclusion.outcome === "APPROVED" && result.state !== "BLOCKED" ? 0 : 3
         return {
           exit,
           json: Documents.verification(result, signer !== undefined),

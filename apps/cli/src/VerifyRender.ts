@@ -58,7 +58,8 @@ export const verified = (result: Verify.Result, s: Render.Style): string => {
     return lines.join("\n")
   }
   lines.push(`Verification of ${result.taskId} (episode at LSN ${result.snapshotLsn}): ${paint(conclusion.outcome, s)}`)
-  if (conclusion.outcome === "APPROVED") {
+  // An APPROVED pass can still leave the task BLOCKED (its checks changed the hosts' configuration).
+  if (conclusion.outcome === "APPROVED" && result.state !== "BLOCKED") {
     lines.push(`The completion gate is CLEAR (READY_TO_COMPLETE). next: ratchet done ${result.taskId}`)
     return lines.join("\n")
   }

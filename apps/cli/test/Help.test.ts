@@ -85,7 +85,7 @@ describe("help wrapped to the terminal", () => {
     const text = Help.main(80)
     expect(text).toMatch(/^ {2}task list {23}List this project's tasks, newest first$/m)
     expect(text).toMatch(/^ {2}task create --goal <text> \[--slug <slug>\]\n {34}Create a task and begin its interview$/m)
-    expect(text).toMatch(/^ {2}RATCHET_HOME {16}Where the SQLite store/m)
+    expect(text).toMatch(/^ {2}RATCHET_HOME {18}Where the SQLite store/m)
   })
 
   it("docs/cli.md is the help at 80 columns", () => {

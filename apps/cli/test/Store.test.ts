@@ -35,3 +35,30 @@ describe("Store.checkEnvironment: RATCHET_DATABASE_SCHEMA", () => {
     expect(withStore(undefined, "Bad-Schema")).toBeNull()
   })
 })
+
+describe("Store.checkEnvironment: RATCHET_DATABASE_SESSION_URL", () => {
+  const withSession = (session: string) => {
+    delete process.env["RATCHET_HOME"]
+    delete process.env["RATCHET_DATABASE_SCHEMA"]
+    process.env["RATCHET_DATABASE_URL"] = "postgres://127.0.0.1:6432/test"
+    process.env["RATCHET_DATABASE_SESSION_URL"] = session
+    return Store.checkEnvironment("status")
+  }
+  afterEach(() => {
+    if (saved["RATCHET_DATABASE_SESSION_URL"] === undefined) delete process.env["RATCHET_DATABASE_SESSION_URL"]
+    else process.env["RATCHET_DATABASE_SESSION_URL"] = saved["RATCHET_DATABASE_SESSION_URL"]
+  })
+
+  it.each(["mysql://db/x", "127.0.0.1:5432", "postgres://db/x y", "postgres://"])("%j is a usage error naming the variable", (session) => {
+    const error = withSession(session)
+    expect(error?._tag).toBe("@ratchet/cli/UsageError")
+    expect(error?.field).toBe("RATCHET_DATABASE_SESSION_URL")
+    expect(error?.message).toContain("is not a postgres:// URL")
+  })
+
+  it("a postgres:// URL, or none, is fine", () => {
+    expect(withSession("postgres://ratchet@db:5432/test")).toBeNull()
+    expect(withSession("postgresql://db/test")).toBeNull()
+    expect(withSession("")).toBeNull()
+  })
+})

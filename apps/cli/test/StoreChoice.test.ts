@@ -256,3 +256,19 @@ describe("Store.choose", () => {
     }
   })
 })
+
+describe("Store.origin", () => {
+  const database = { url: "postgres://ana@db.example:5433/ratchet", schema: "ratchet_work", passwordOmitted: true }
+  // [source, whether PostgreSQL is named, the phrase]: written out by hand.
+  const rows: ReadonlyArray<readonly [Store.Choice["source"], boolean, string]> = [
+    ["RATCHET_HOME", false, "from RATCHET_HOME"],
+    ["RATCHET_HOME", true, "from RATCHET_HOME and RATCHET_DATABASE_URL"],
+    ["--home", false, "from --home"],
+    ["--home", true, "from --home and RATCHET_DATABASE_URL"],
+    ["RATCHET_DATABASE_URL", true, "from RATCHET_DATABASE_URL"],
+    ["default", false, "the default: no --home, RATCHET_HOME, RATCHET_DATABASE_URL or record of this checkout names one"]
+  ]
+  it.each(rows)("%s (PostgreSQL: %s): %s", (source, postgres, phrase) => {
+    expect(Store.origin({ home: "/h", database: postgres ? database : null, source, record: null })).toBe(phrase)
+  })
+})

@@ -20,7 +20,15 @@
  * next one with no hooks at all. Only managed settings outrank the command line; a machine whose
  * managed settings switch hooks off (`disableAllHooks`, or `allowManagedHooksOnly`, which drops every
  * hook but the managed ones) cannot fence the agent, so the runner does not start it there
- * ({@link managedProblem}). Whatever still keeps the hooks from running is caught after the agent
+ * ({@link managedProblem}). And the session reads no local settings (`--setting-sources
+ * user,project`, {@link settingSources}): Claude Code documents that the command line's settings
+ * and the managed ones are read whatever the sources say, so the run's hooks stay, the project's
+ * committed `.claude/settings.json` (its sandbox and permissions, which `ratchet hooks install
+ * claude-code` writes) keeps holding the agent, and the gitignored `.claude/settings.local.json` is
+ * not read at all. A change the agent makes to either is refused by the guard (`.claude/` is
+ * protected) and, made by a script, is among the step's changed paths (gitignored files under
+ * `.claude/` included) and blocks the task when the agent ends, before a later attempt starts.
+ * Whatever still keeps the hooks from running is caught after the agent
  * ended: a side-effecting call in its stream that no hook recorded fails the attempt
  * (`AgentHooksRan`, ADR 0040's amendment).
  *
@@ -134,6 +142,16 @@ export const claudeCodeSettings = (
 }
 
 /**
+ * The setting sources the runner's Claude Code reads besides the command line's and the managed
+ * ones: the user's and the project's committed settings (whose sandbox and permissions keep holding
+ * the agent), never the gitignored local file an agent could write unseen.
+ *
+ * @since 0.5.0
+ * @category constants
+ */
+export const settingSources: ReadonlyArray<string> = ["--setting-sources", "user,project"]
+
+/**
  * The hosts this runner gives the run's hooks, reading `environment` when an agent starts.
  *
  * @since 0.4.0
@@ -143,6 +161,6 @@ export const installers = (environment: Readonly<Record<string, string | undefin
   "claude-code": () =>
     Either.match(claudeCodeSettings(environment), {
       onLeft: (problem): AgentHooks.Installed => ({ _tag: "Problem", problem }),
-      onRight: (settings): AgentHooks.Installed => ({ _tag: "Args", args: ["--settings", settings] })
+      onRight: (settings): AgentHooks.Installed => ({ _tag: "Args", args: ["--settings", settings, ...settingSources] })
     })
 })

@@ -13,7 +13,10 @@
  * verification holding. The passphrase comes over the descriptor `--verifier-passphrase-fd` names
  * (`ratchet run` writes it there), else from the file `RATCHET_VERIFIER_PASSPHRASE_FILE` names;
  * never from a variable (every process of the user reads a process's environment). No step, agent
- * or check it starts gets a verifier variable.
+ * or check it starts gets a verifier variable, and in the loop each runs in a sandbox
+ * (`ChildSandbox`, ADR 0043) that cannot see this process, with the key file and the passphrase
+ * file (whose path follows the passphrase on the pipe) read as empty; without a working bubblewrap
+ * the loop is refused before anything runs.
  *
  * `RATCHET_FAULT=<point>` (a test facility) makes the runner kill itself with SIGKILL at that
  * durable boundary; see `Runner.faultPoints`.
@@ -22,7 +25,9 @@
  */
 import { parseArgs } from "node:util"
 import * as CheckoutLock from "@ratchet/controller/CheckoutLock"
+import * as ChildSandbox from "@ratchet/controller/ChildSandbox"
 import * as Colour from "@ratchet/controller/Colour"
+import * as GitSettings from "@ratchet/controller/GitSettings"
 import * as ControllerError from "@ratchet/controller/ControllerError"
 import * as Invoker from "@ratchet/controller/Invoker"
 import * as RunAny from "@ratchet/controller/RunAny"
@@ -131,6 +136,8 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   for (const name of VerifierKey.childVariables) delete process.env[name]
   const fdOption = parsed.values[VerifierKey.passphraseFdOption]
   let piped: string | null = null
+  // The passphrase file's path, which `ratchet run` sends after the passphrase: hidden from the loop's children.
+  let pipedFile: string | null = null
   if (fdOption !== undefined) {
     const fd = Number(fdOption)
     if (!/^[0-9]+$/.test(fdOption) || fd < 3) {
@@ -138,7 +145,8 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     }
     const read = VerifierKey.readPassphraseFd(fd)
     if (Either.isLeft(read)) return failWith(2, read.left)
-    piped = read.right
+    piped = read.right.passphrase
+    pipedFile = read.right.file
   }
   const untilVerified = parsed.values["until-verified"] === true
   if (untilVerified && any) {
@@ -156,8 +164,10 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     return failWith(2, { _tag: "UsageError", message: `RATCHET_ACTOR: ${invoker.left.reason} ${invoker.left.fix}` })
   }
   const actor = Invoker.runnerFor(invoker.right)
+  // A passphrase file a runner started directly reads may be neither in the workspace nor in the home.
+  const places: VerifierKey.Places = { home, workspace: VerifierKey.workspaceOf(parsed.values.cwd ?? process.cwd()) }
   // Without a key that can sign, --until-verified is refused before anything runs (fail closed).
-  const verifier = untilVerified ? VerifierKey.unlock(secrets, piped) : null
+  const verifier = untilVerified ? VerifierKey.unlock(secrets, piped, places) : null
   if (verifier !== null && Either.isLeft(verifier)) return failWith(2, verifier.left)
 
   // Ctrl-C asks for a pause at the next step boundary; a second one stops at once (recovery then
@@ -174,6 +184,23 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   }
   process.on("SIGINT", onInterrupt)
   process.on("SIGTERM", onInterrupt)
+
+  // The loop's children run in a sandbox that hides the verifier's files (ADR 0043); it is made,
+  // and tried once, before the loop starts, and refuses the loop when it cannot be.
+  const sandboxFor = () => {
+    // A passphrase that came without its file's path leaves that file unhidden: refused (fail closed).
+    if (piped !== null && pipedFile === null && (secrets[VerifierKey.variables.passphraseFile] ?? "") === "") {
+      return Effect.fail(
+        new ControllerError.InvalidRequest({
+          field: `--${VerifierKey.passphraseFdOption}`,
+          reason: "the passphrase arrived without its file's path on the second line, so the loop's sandbox could not hide the file.",
+          fix: "Start the loop with ratchet run <task> --until-verified, which sends both."
+        })
+      )
+    }
+    const made = ChildSandbox.make(process.env, [secrets[VerifierKey.variables.key] ?? "", secrets[VerifierKey.variables.passphraseFile] ?? pipedFile ?? ""])
+    return Either.isLeft(made) ? Effect.fail(made.left) : Effect.succeed(made.right)
+  }
 
   const options = (id: string, takeover: boolean): Runner.Options => ({
     taskId: id,
@@ -193,13 +220,16 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     else say(`verification ${pass.round}: ${pass.outcome} — the task is ${pass.state}`)
   }
   // The loop runs when asked (--until-verified) or when the approved plan's profile asks for it
-  // (profile.untilVerified); either way without a usable verifier key nothing runs.
+  // (profile.untilVerified); either way without a usable verifier key nothing runs, and a
+  // passphrase in RATCHET_VERIFIER_PASSPHRASE refuses it (only then: a plain run ignores it).
   const verifierFor = (id: string) =>
     verifier !== null
       ? Effect.succeed(verifier.right)
       : Effect.flatMap(UntilVerified.profileOf(id), (profile) => {
         if (!UntilVerified.policy(profile)) return Effect.succeed(null)
-        const unlocked = VerifierKey.unlock(secrets, piped)
+        const inVariable = VerifierKey.variableRefusal(secrets)
+        if (inVariable !== null) return Effect.fail(inVariable)
+        const unlocked = VerifierKey.unlock(secrets, piped, places)
         return Either.isLeft(unlocked) ? Effect.fail(unlocked.left) : Effect.succeed(unlocked.right)
       })
   const one = (id: string, takeover: boolean) =>
@@ -209,10 +239,11 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
         Effect.flatMap(verifierFor(id), (signer) =>
           signer === null
             ? Effect.map(Runner.run(options(id, takeover)), (outcome): Runner.Outcome | UntilVerified.Outcome => outcome)
-            : Effect.map(
-              UntilVerified.run({ run: options(id, takeover), verifier: signer, invoker: invoker.right, personKey: VerifierKey.personKeyOf(secrets, home), onPass }),
-              (outcome): Runner.Outcome | UntilVerified.Outcome => outcome
-            )),
+            : Effect.flatMap(sandboxFor(), (sandbox) =>
+              Effect.map(
+                UntilVerified.run({ run: options(id, takeover), verifier: signer, invoker: invoker.right, personKey: VerifierKey.personKeyOf(secrets, home), sandbox, onPass }),
+                (outcome): Runner.Outcome | UntilVerified.Outcome => outcome
+              ))),
       () => Effect.sync(() => running.delete(id))
     )
 
@@ -225,7 +256,9 @@ export const run = async (argv: ReadonlyArray<string>): Promise<number> => {
         takeoverExpired: parsed.values["takeover-expired"] === true,
         run: one,
         stopping: () => interrupts > 0,
-        say
+        say,
+        // A checkout whose git settings a loop's children changed runs no more git (ADR 0045).
+        stopsAfter: (outcome) => (GitSettings.isBlocker(outcome.blocker) ? "git's settings of this checkout changed; no other task runs here until a person has looked (ratchet status <task>)" : null)
       })
     // One runner per checkout: another one's changes would look like this one's steps'.
     const lock = CheckoutLock.hold(home, project.root, { takeover: parsed.values.takeover === true })

@@ -72,6 +72,8 @@ describe("AgentHooks.claudeCodeSettings", () => {
     const installers = AgentHooks.installers({ RATCHET_HOOK_LAUNCHER: launcher, RATCHET_HOOK_CLI: cli })
     const given = installers["claude-code"]!()
     expect(given._tag === "Args" ? given.args[0] : given.problem).toBe("--settings")
+    // Only the user's settings besides the command line's: never the project's nor the local file the agent can write.
+    expect(given._tag === "Args" ? given.args.slice(2) : given.problem).toStrictEqual(["--setting-sources", "user,project"])
     expect(installers.codex).toBeUndefined()
     const missing = AgentHooks.installers({})["claude-code"]!()
     expect(missing._tag).toBe("Problem")

@@ -9,7 +9,6 @@ import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import type * as AgentHooks from "@ratchet/controller/AgentHooks"
 import * as Controller from "@ratchet/controller/Controller"
@@ -24,9 +23,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Wiring from "../src/Wiring.js"
+import * as StandIn from "@ratchet/testkit/StandIn"
 
-const standIn = fileURLToPath(new URL("stand-in/claude.mjs", import.meta.url))
-const finished = fileURLToPath(new URL("../../../packages/host-claude-code/test/fixtures/stream-json/edit-and-test.jsonl", import.meta.url))
+const standIn = StandIn.claude
+const finished = StandIn.streamFile("claude", "success")
 
 const made: Array<string> = []
 const temp = () => {

@@ -1,6 +1,6 @@
 /**
  * The runner runs an agent step by starting its host headless (ADR 0039), over a real SQLite
- * store and a real git checkout, with a stand-in `claude` program (`stand-in/claude.mjs`) that
+ * store and a real git checkout, with a stand-in `claude` program (`packages/testkit/stand-in/claude.mjs`) that
  * takes Claude Code's command line and prints a recorded stream of its documented format: found
  * on PATH or at `RATCHET_CLAUDE_BIN`, it receives the envelope in its prompt and environment; a
  * finished stream with exit 0 ends the attempt Succeeded and the task VERIFYING, with the turn
@@ -8,12 +8,11 @@
  * with exit 0, a non-zero exit, a hang past the timeout (its process group killed) and a missing
  * program each end the attempt as the outcome table says, with the reason, and never as success;
  * a runner that dies while its agent runs leaves it to the next one, which waits for it and never
- * re-runs it. A stand-in `codex` (`stand-in/codex.mjs`) does the same for Codex's `exec --json`.
+ * re-runs it. A stand-in `codex` (`packages/testkit/stand-in/codex.mjs`) does the same for Codex's `exec --json`.
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import type * as AgentHost from "@ratchet/controller/AgentHost"
 import * as Controller from "@ratchet/controller/Controller"
@@ -29,13 +28,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Wiring from "../src/Wiring.js"
+import * as StandIn from "@ratchet/testkit/StandIn"
 
-const standIn = fileURLToPath(new URL("stand-in/claude.mjs", import.meta.url))
-const codexStandIn = fileURLToPath(new URL("stand-in/codex.mjs", import.meta.url))
-const fixtures = fileURLToPath(new URL("../../../packages/host-claude-code/test/fixtures/stream-json/", import.meta.url))
-const finished = path.join(fixtures, "edit-and-test.jsonl")
-const truncated = path.join(fixtures, "truncated.jsonl")
-const codexFinished = fileURLToPath(new URL("../../../packages/host-codex/test/fixtures/exec-json/edit-and-test.jsonl", import.meta.url))
+const standIn = StandIn.claude
+const codexStandIn = StandIn.codex
+const finished = StandIn.streamFile("claude", "success")
+const truncated = StandIn.streamFile("claude", "truncated")
+const codexFinished = StandIn.streamFile("codex", "success")
 
 const made: Array<string> = []
 const temp = () => {

@@ -8,8 +8,9 @@
  * reads, without parsing prose).
  *
  * Everything here is a pure function of the task and the step (and, for a successor a failed
- * verification scheduled, of that failure: ADR 0041), so the same attempt always gets the same
- * envelope; the program's lookup takes the environment and a file test as arguments.
+ * verification scheduled, of that failure: ADR 0041; and of the lessons the runner recorded as
+ * shown to the attempt: ADR 0038's amendment), so the same attempt always gets the same envelope;
+ * the program's lookup takes the environment and a file test as arguments.
  *
  * The host's flags are the ones its documentation names:
  * - Claude Code: `claude -p --output-format stream-json --verbose --include-partial-messages
@@ -50,6 +51,17 @@ export const protocolVersion = 1
 export const limits = { criteria: 40, criterionText: 400, scopeEntries: 100, failures: 20, failureExcerpt: 400 } as const
 
 /**
+ * The most lessons the envelope carries, and the most bytes of UTF-8 their lines take together
+ * (about 512 tokens, the hooks' budget): a lesson is advice, and the step's own prompt needs the
+ * room. Lessons come most relevant first; those past either bound are left out from the last,
+ * and the envelope says how many.
+ *
+ * @since 0.6.0
+ * @category models
+ */
+export const lessonLimits = { count: 5, bytes: 2048 } as const
+
+/**
  * The most bytes of UTF-8 the whole prompt argument may take: Linux refuses a single argument
  * over 128 KiB (`MAX_ARG_STRLEN`), and the margin leaves room for whatever the host adds. Over it,
  * the revision's failures are cut first (they are in `ratchet evidence` in full), then the text.
@@ -71,6 +83,31 @@ export interface Revision {
   /** The failure's fingerprint: the same fingerprint after this attempt blocks the task. */
   readonly fingerprint: string
   readonly failures: ReadonlyArray<{ readonly acId: string; readonly verdict: string; readonly excerpt: string }>
+}
+
+/**
+ * A lesson as the store gives it for the task (`Lessons.Applicable`): what the envelope is made from.
+ *
+ * @since 0.6.0
+ * @category models
+ */
+export interface LessonInput {
+  readonly id: string
+  readonly status: string
+  readonly summary: string
+}
+
+/**
+ * A lesson as the envelope carries it: its id, its status, and its text on one line with control
+ * and bidirectional characters written out (`Projection.visible`).
+ *
+ * @since 0.6.0
+ * @category models
+ */
+export interface EnvelopeLesson {
+  readonly id: string
+  readonly status: string
+  readonly text: string
 }
 
 /**
@@ -112,9 +149,37 @@ export interface Envelope {
   readonly prompt: string
   /** The verification failure this attempt revises; absent on an attempt no REVISE scheduled. */
   readonly revision?: Revision & { readonly failuresLeftOut: number }
+  /** The lessons shown to this attempt (ADR 0038's amendment); absent when there are none. */
+  readonly lessons?: { readonly shown: ReadonlyArray<EnvelopeLesson>; readonly leftOut: number }
 }
 
 const clip = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`)
+
+/** A lesson's line in the prompt: what {@link lessonLimits}' byte bound counts. */
+const lessonLine = (lesson: EnvelopeLesson): string => `- [${lesson.id}, ${lesson.status}] ${lesson.text}`
+
+/**
+ * The lessons an envelope carries of `lessons` (most relevant first), within {@link lessonLimits}:
+ * each on one line (a lesson is anyone's text: its whitespace folded, so it cannot pass for another
+ * part of the prompt, and its control characters written out), as many whole ones as fit, and how
+ * many were left out. What the runner records as shown is exactly `shown`.
+ *
+ * @since 0.6.0
+ * @category constructors
+ */
+export const lessonsOf = (lessons: ReadonlyArray<LessonInput>): { readonly shown: ReadonlyArray<EnvelopeLesson>; readonly leftOut: number } => {
+  const shown: Array<EnvelopeLesson> = []
+  let bytes = 0
+  for (const lesson of lessons.slice(0, lessonLimits.count)) {
+    const line = (text: string) => clip(Projection.visible(text.replace(/\s+/g, " ").trim()), limits.criterionText)
+    const kept = { id: line(lesson.id), status: line(lesson.status), text: line(lesson.summary) }
+    const size = Buffer.byteLength(`${lessonLine(kept)}\n`, "utf8")
+    if (bytes + size > lessonLimits.bytes) break
+    bytes += size
+    shown.push(kept)
+  }
+  return { shown, leftOut: lessons.length - shown.length }
+}
 
 /**
  * The envelope of attempt `attempt` of agent step `step` of `task`, or why there is none (the task
@@ -123,12 +188,19 @@ const clip = (text: string, max: number): string => (text.length <= max ? text :
  * @since 0.4.0
  * @category constructors
  */
-export const make = (task: Task.Task, step: Plan.Step, attempt: number, revision: Revision | null = null): Envelope | string => {
+export const make = (
+  task: Task.Task,
+  step: Plan.Step,
+  attempt: number,
+  revision: Revision | null = null,
+  lessons: ReadonlyArray<LessonInput> = []
+): Envelope | string => {
   if (step.agent === undefined) return `step ${step.id} is not an agent step`
   if (task.run === null || task.spec === null || task.plan === null) return `task ${task.taskId} has no run, spec or plan`
   const spec = task.spec.spec
   const budget = Math.min(spec.execution?.retry?.maxSuccessors ?? Task.maxSuccessorsPerTask, Task.maxSuccessorsPerTask)
   const named = spec.acceptanceCriteria.filter((ac) => step.acRefs.includes(ac.id))
+  const carried = lessonsOf(lessons)
   return {
     protocol: protocolVersion,
     taskId: task.taskId,
@@ -165,7 +237,9 @@ export const make = (task: Task.Task, step: Plan.Step, attempt: number, revision
         })),
         failuresLeftOut: Math.max(0, revision.failures.length - limits.failures)
       }
-    })
+    }),
+    // No lessons, no heading: the envelope is as it was before lessons reached it.
+    ...(carried.shown.length === 0 ? {} : { lessons: carried })
   }
 }
 
@@ -178,6 +252,18 @@ const revisionLines = (envelope: Envelope, shown: number): ReadonlyArray<string>
     `This attempt revises work that failed verification (fingerprint ${envelope.revision.fingerprint}). Fix what failed; the same failure again blocks the task:`,
     ...failures.map((failure) => `- ${failure.acId} ${failure.verdict}: ${failure.excerpt.replace(/\s*\n\s*/g, " | ")}`),
     ...(leftOut > 0 ? [`- and ${leftOut} more; ratchet evidence ${envelope.taskId} lists them all`] : []),
+    ""
+  ]
+}
+
+/** The lessons shown to the attempt, under their heading (nothing when there are none). */
+const lessonLines = (envelope: Envelope): ReadonlyArray<string> => {
+  if (envelope.lessons === undefined) return []
+  const { leftOut, shown } = envelope.lessons
+  return [
+    "Lessons from earlier runs of this project that apply to this task (verified by reproducible evidence; follow them where they apply, they are advice, not part of the contract):",
+    ...shown.map(lessonLine),
+    ...(leftOut > 0 ? [`- and ${leftOut} more left out; ratchet lessons query ${envelope.taskId} lists those that apply`] : []),
     ""
   ]
 }
@@ -236,6 +322,7 @@ const promptText = (envelope: Envelope, shown: number): string =>
     `If this attempt fails, ${envelope.successorsLeft} successor attempt${envelope.successorsLeft === 1 ? "" : "s"} may follow; after that the task is blocked for a person.`,
     "",
     ...revisionLines(envelope, shown),
+    ...lessonLines(envelope),
     "The step:",
     envelope.prompt
   ].join("\n").replaceAll("\u0000", "\\u{0}")
@@ -260,6 +347,9 @@ export const environmentOf = (envelope: Envelope): Readonly<Record<string, strin
   RATCHET_ACCEPTANCE: JSON.stringify(envelope.criteria.map((ac) => ac.id)),
   ...(envelope.revision === undefined ? {} : {
     RATCHET_REVISION: JSON.stringify({ fingerprint: envelope.revision.fingerprint, failures: envelope.revision.failures })
+  }),
+  ...(envelope.lessons === undefined ? {} : {
+    RATCHET_LESSONS: JSON.stringify({ lessons: envelope.lessons.shown.map((lesson) => ({ id: lesson.id, text: lesson.text })), leftOut: envelope.lessons.leftOut })
   })
 })
 

@@ -12,11 +12,14 @@
  *   when the stream names no session the ids cannot be made, and the attempt's tool-call intents
  *   are counted instead;
  * - refused, so it never ran: a denial of the result line (`rejected`), or a call whose result is
- *   an error with no intent (`failed`: a hook's denial is told to the agent as a failed result;
- *   a call that did run and fail without its hook is not told apart here, and the scope check on
- *   the tree still judges what it changed).
+ *   an error (`failed`: a hook's denial is told to the agent as a failed result) that a refusal
+ *   noted on the attempt names by its call id (`AgentRefusals.describeCall`, written by the hook
+ *   before it answers). A failed call with neither an intent nor such a note is one the hooks did
+ *   not see: it may have run and failed half-way (a command that wrote, then exited non-zero).
  * Anything else ran without the hooks: a call that `completed`, or whose end the stream does not
- * show, with no intent. The attempt is then failed and the task blocked for a person (`finish`),
+ * show, or that failed unrefused, with no intent. Past the bound on refusal notes
+ * (`AgentRefusals.maxNotes`) a refused call has no note, so an agent refused that often is taken
+ * as unfenced too (fail closed: a person looks). The attempt is then failed and the task blocked for a person (`finish`),
  * since what the agent did was not fenced.
  *
  * @since 0.4.0
@@ -27,7 +30,8 @@ import * as UseCase from "./internal/UseCase.js"
 
 /**
  * The calls of `decoded` that ran with no intent of the attempt recorded by a hook, shown as
- * `<tool> <call id>` (none when every call is accounted for).
+ * `<tool> <call id>` (none when every call is accounted for). `refused` holds the call ids the
+ * refusals noted on the attempt name (`AgentRefusals.refusedCallIds`).
  *
  * @since 0.4.0
  * @category constructors
@@ -35,7 +39,8 @@ import * as UseCase from "./internal/UseCase.js"
 export const unrecorded = (
   run: Run.State<object>,
   target: { readonly runId: string; readonly stepId: string; readonly attempt: number; readonly agentIntentId: string; readonly host: string },
-  decoded: AgentHost.Decoded
+  decoded: AgentHost.Decoded,
+  refused: ReadonlySet<string> = new Set()
 ): ReadonlyArray<string> => {
   const recorded = new Set(
     [...run.intents.values()]
@@ -44,7 +49,9 @@ export const unrecorded = (
       )
       .map((intent) => intent.intentId)
   )
-  const ran = (decoded.toolCalls ?? []).filter((call) => call.end === "completed" || call.end === null)
+  const ran = (decoded.toolCalls ?? []).filter((call) =>
+    call.end === "completed" || call.end === null || (call.end === "failed" && (call.callId === null || !refused.has(call.callId)))
+  )
   const shown = (call: AgentHost.ToolCall) => `${call.tool} ${call.callId ?? "(no id)"}`
   if (decoded.sessionId === null) {
     // No session to make the hook's ids from: as many calls ran as the hooks recorded, or more.

@@ -54,3 +54,40 @@ export const next = (noted: number, reason: string): { readonly _tag: "Note"; re
   }
   return { _tag: "Quiet" }
 }
+
+/**
+ * The description a refused call is noted with: the host's call id first, so that the check after
+ * the agent's end (`AgentHooksRan`) can tell a call the hooks refused from one they never saw, and
+ * so that clipping a long description never drops it.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const describeCall = (callId: string | null, description: string): string =>
+  callId === null ? description : `${callPrefix}${callId}: ${description}`
+
+const callPrefix = "call "
+
+/**
+ * The host's call ids the refusals noted on `target` among `events` name ({@link describeCall}).
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const refusedCallIds = (
+  events: Iterable<Event.Event>,
+  target: { readonly runId: string; readonly stepId: string; readonly attempt: number }
+): ReadonlySet<string> => {
+  const ids = new Set<string>()
+  const head = `${Run.refusalNotePrefix}${callPrefix}`
+  for (const event of events) {
+    if (
+      event._tag !== "AttemptNoted" || event.runId !== target.runId || event.stepId !== target.stepId || event.attempt !== target.attempt ||
+      !event.note.startsWith(head)
+    ) continue
+    const rest = event.note.slice(head.length)
+    const end = rest.indexOf(": ")
+    if (end > 0) ids.add(rest.slice(0, end))
+  }
+  return ids
+}

@@ -44,7 +44,7 @@ import type * as Event from "@ratchet/kernel/Event"
 import type * as Spec from "@ratchet/kernel/Spec"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { gitEnvironment } from "./internal/gitEnvironment.js"
+import { gitArgv, gitEnvironment } from "./internal/gitEnvironment.js"
 
 /**
  * The repository could not be inspected: the root is not a readable directory, git is missing,
@@ -126,9 +126,10 @@ const firstLine = (text: string): string => text.split("\n").find((line) => line
 /** Runs `git <args>` in `cwd` read-only; a non-zero exit is a result, failing to run is an error. */
 const git = (cwd: string, args: ReadonlyArray<string>): Effect.Effect<GitResult, PreflightError> =>
   Effect.async<GitResult, PreflightError>((resume) => {
+    const argv = gitArgv(["--no-optional-locks", "-c", "core.fsmonitor=false", ...args], cwd)
     const child = execFile(
-      "git",
-      ["--no-optional-locks", "-c", "core.fsmonitor=false", ...args],
+      argv.file,
+      argv.args,
       {
         cwd,
         env: gitEnvironment(),

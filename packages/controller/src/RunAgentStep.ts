@@ -42,7 +42,6 @@ import type * as AgentHost from "./AgentHost.js"
 import * as AgentOutcome from "./AgentOutcome.js"
 import * as RunRequest from "./RunRequest.js"
 import * as RunStep from "./RunStep.js"
-import * as Scope from "./Scope.js"
 import * as StepProcess from "./StepProcess.js"
 import * as StepScope from "./StepScope.js"
 import * as Tracing from "./Tracing.js"
@@ -229,6 +228,8 @@ export const execute = (
     readonly capability?: string | undefined
     /** The verification failure this attempt revises, for its envelope (ADR 0041); null or absent otherwise. */
     readonly revision?: AgentEnvelope.Revision | null | undefined
+    /** The lessons that apply, recorded as shown to the attempt (`AgentLessons`); none when absent. */
+    readonly lessons?: ReadonlyArray<AgentEnvelope.LessonInput> | undefined
     readonly before: WorkTree.Observation
     readonly started: () => void
     readonly exited: () => void
@@ -239,7 +240,7 @@ export const execute = (
     const agent = step.agent as AgentStep.Agent
     const blobs = yield* BlobStore.BlobStore
     const timeoutSeconds = timeoutOf(step)
-    const envelope = AgentEnvelope.make(input.task, step, attempt, input.revision ?? null)
+    const envelope = AgentEnvelope.make(input.task, step, attempt, input.revision ?? null, input.lessons ?? [])
     // The run's hooks for the host's session (ADR 0040): a host that must have them and cannot is not started.
     const hooked = input.hooks === undefined ? null : input.hooks()
     const program = typeof envelope === "string"
@@ -280,7 +281,9 @@ export const execute = (
         directory: context.outputDir,
         name: intentId,
         // The live view shows what the agent says on stderr; its stdout is the stream, read at its end.
-        onOutput: (stream, text) => (stream === "stderr" ? context.onOutput(stream, text) : undefined)
+        onOutput: (stream, text) => (stream === "stderr" ? context.onOutput(stream, text) : undefined),
+        // In the loop the host runs sandboxed (ADR 0043): it cannot read the runner that holds the verifier's key.
+        sandbox: context.sandbox
       })
       input.started()
       yield* Tracing.event("child.started", { "ratchet.intent": intentId, "ratchet.agent.host": agent.host })
@@ -334,6 +337,7 @@ export const execute = (
       intentId,
       ended,
       changedPaths: Either.getOrElse(changed, () => [] as ReadonlyArray<string>),
+      repositories: WorkTree.repositoriesAmong(context.root, Either.getOrElse(changed, () => [] as ReadonlyArray<string>)),
       after: Either.isLeft(changed) ? Either.left(changed.left.message) : Either.right(Either.getOrThrow(after)),
       stdoutRef: transcriptRef,
       stderrRef: yield* put(ended.stderr),
@@ -432,7 +436,8 @@ export const finish = (ran: RunStep.Ran, context: Parameters<typeof RunStep.fini
     ))
     return items
   }
-  const violations = Scope.violations(ran.changedPaths, context.allowedScope, context.forbiddenScope)
+  // The hosts' configuration too, whatever the scope allows: the next agent's host reads it (StepScope).
+  const violations = StepScope.ranViolations(ran.changedPaths, context.allowedScope, context.forbiddenScope, ran.repositories)
   if (violations.length > 0) {
     items.push({ _tag: "Block", actor, at, blocker: StepScope.blocker(taskId, stepId, violations) })
     return items

@@ -44,6 +44,12 @@ export interface Options<A, E, R> {
   readonly stopping: () => boolean
   /** Says why a task was skipped. */
   readonly say: (text: string) => void
+  /**
+   * Why no other task may run after this outcome, or null: a loop that ended with git's settings
+   * of the checkout changed (ADR 0045) leaves a checkout where the next run's git, outside any
+   * sandbox, would run what was planted there.
+   */
+  readonly stopsAfter?: ((outcome: A) => string | null) | undefined
 }
 
 /**
@@ -93,6 +99,11 @@ export const loop = <A, E extends { readonly _tag: string; readonly message?: st
       if (result._tag === "Right") {
         outcomes.push(result.right)
         settled.add(taskId)
+        const stop = options.stopsAfter?.(result.right) ?? null
+        if (stop !== null) {
+          options.say(`stopped after ${taskId}: ${stop}`)
+          break
+        }
       } else if (Runnable.isBusy(result.left)) {
         busy.add(taskId)
       } else if (result.left._tag === "@ratchet/kernel/TaskCommandRefused" || result.left._tag === "@ratchet/kernel/TaskCommandHeld") {

@@ -22,6 +22,7 @@ import type * as Task from "@ratchet/kernel/Task"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as ChildSandbox from "./ChildSandbox.js"
 import * as RunAgentStep from "./RunAgentStep.js"
 import type * as RunWriter from "./RunWriter.js"
 import * as LessonFacts from "./LessonFacts.js"
@@ -48,6 +49,8 @@ export interface Context {
   readonly writer: RunWriter.Writer
   readonly onOrphan: (stepId: string, pgid: number) => void
   readonly onRecovered: (stepId: string, attempt: number, decision: Progress.Recovery["_tag"]) => void
+  /** The loop's sandbox a probe runs in (ADR 0043), or none outside the loop. */
+  readonly sandbox?: ChildSandbox.Sandbox | null | undefined
 }
 
 /** Waits for the orphaned command of `intentId` to end (killing its group past the step's timeout). */
@@ -78,7 +81,8 @@ const probe = (context: Context, step: Plan.Step, attempt: number, command: stri
       timeoutMs: step.timeoutSeconds === undefined ? defaultProbeTimeoutMs : step.timeoutSeconds * 1000,
       env: StepProcess.environment({ taskId: context.taskId, stepId: step.id, attempt }),
       directory: context.outputDir,
-      name: `${intentId}.probe`
+      name: `${intentId}.probe`,
+      sandbox: context.sandbox
     }).exit,
     (ended) => ({
       verdict: ended.timedOut || ended.spawnError !== null ? "unknown" as const : Progress.probeVerdict(ended.exitCode),

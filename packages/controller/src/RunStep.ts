@@ -23,8 +23,8 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type * as ChildSandbox from "./ChildSandbox.js"
 import * as RunRequest from "./RunRequest.js"
-import * as Scope from "./Scope.js"
 import * as StepProcess from "./StepProcess.js"
 import * as StepScope from "./StepScope.js"
 import * as Tracing from "./Tracing.js"
@@ -54,6 +54,8 @@ export interface Context {
   readonly lost: Deferred.Deferred<never, LeaseError.LeaseLost>
   readonly onOutput: (stream: "stdout" | "stderr", text: string) => void
   readonly onTick: (elapsedMs: number) => void
+  /** The loop's sandbox every child runs in (ADR 0043), or none outside the loop. */
+  readonly sandbox?: ChildSandbox.Sandbox | null | undefined
 }
 
 /**
@@ -69,6 +71,8 @@ export interface Ran {
   readonly intentId: string
   readonly ended: StepProcess.Exit
   readonly changedPaths: ReadonlyArray<string>
+  /** The changed paths that are a git repository of their own (`WorkTree.repositoriesAmong`); none when absent. */
+  readonly repositories?: ReadonlyArray<string> | undefined
   /** The tree after the command, or why it could not be read (then its scope was not checked). */
   readonly after: Either.Either<WorkTree.Observation, string>
   readonly stdoutRef: string | null
@@ -110,7 +114,8 @@ export const execute = (
       env: yield* Tracing.childEnv(StepProcess.environment({ taskId: context.taskId, stepId: step.id, attempt })),
       directory: context.outputDir,
       name: intentId,
-      onOutput: context.onOutput
+      onOutput: context.onOutput,
+      sandbox: context.sandbox
     })
     input.started()
     yield* Tracing.event("child.started", { "ratchet.intent": intentId })
@@ -168,6 +173,7 @@ export const execute = (
       intentId,
       ended,
       changedPaths: Either.getOrElse(changed, () => [] as ReadonlyArray<string>),
+      repositories: WorkTree.repositoriesAmong(context.root, Either.getOrElse(changed, () => [] as ReadonlyArray<string>)),
       after: Either.isLeft(changed) ? Either.left(changed.left.message) : Either.right(Either.getOrThrow(after)),
       stdoutRef: yield* put(ended.stdout),
       stderrRef: yield* put(ended.stderr),
@@ -199,7 +205,8 @@ export const endOf = (ran: Ran): Attempt.State =>
 /**
  * What the run records about a command that ended, decided against `task` (the task as the write
  * reads it): the step's end (`FinishStep`), then what the task must do about it — a person's
- * cancel, a block for a tree that could not be read or a scope violation, a failure counted
+ * cancel, a block for a tree that could not be read or a scope violation (the hosts'
+ * configuration included, whatever the scope: `StepScope.ranViolations`), a failure counted
  * against the retry budget. A successful step in scope asks nothing of the task.
  *
  * @since 0.2.0
@@ -254,7 +261,8 @@ export const finish = (
     ))
     return commands
   }
-  const violations = Scope.violations(ran.changedPaths, context.allowedScope, context.forbiddenScope)
+  // The hosts' configuration too, whatever the scope allows: the next agent's host reads it (StepScope).
+  const violations = StepScope.ranViolations(ran.changedPaths, context.allowedScope, context.forbiddenScope, ran.repositories)
   if (violations.length > 0) {
     commands.push({ _tag: "Block", actor, at, blocker: StepScope.blocker(taskId, stepId, violations) })
     return commands

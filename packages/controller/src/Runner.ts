@@ -24,20 +24,15 @@
  */
 import * as path from "node:path"
 import type * as AgentStep from "@ratchet/kernel/AgentStep"
-import type * as Attempt from "@ratchet/kernel/Attempt"
 import * as Decider from "@ratchet/kernel/Decider"
 import type * as Event from "@ratchet/kernel/Event"
 import type * as Plan from "@ratchet/kernel/Plan"
 import * as PlanProgress from "@ratchet/kernel/Progress"
-import type * as Run from "@ratchet/kernel/Run"
 import * as Task from "@ratchet/kernel/Task"
-import * as LeaseError from "@ratchet/lease/LeaseError"
 import * as LeaseManager from "@ratchet/lease/LeaseManager"
-import * as Owner from "@ratchet/lease/Owner"
 import * as BlobStore from "@ratchet/storage/BlobStore"
 import * as EventStore from "@ratchet/storage/EventStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
-import type { StorageError } from "@ratchet/storage/StorageError"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -45,17 +40,16 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as AgentFence from "./AgentFence.js"
-import type * as AgentHooks from "./AgentHooks.js"
-import * as AgentHooksRan from "./AgentHooksRan.js"
-import * as AgentToolCalls from "./AgentToolCalls.js"
-import type * as AgentHost from "./AgentHost.js"
+import * as AgentStepEnd from "./AgentStepEnd.js"
 import * as CommandHandler from "./CommandHandler.js"
+import * as GitSettings from "./GitSettings.js"
 import { Project } from "./Controller.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Projection from "./Projection.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
 import * as Runnable from "./Runnable.js"
 import * as RunLease from "./RunLease.js"
+import * as AgentLessons from "./AgentLessons.js"
 import * as LessonFacts from "./LessonFacts.js"
 import * as Revision from "./Revision.js"
 import * as RunRecovery from "./RunRecovery.js"
@@ -69,123 +63,28 @@ import * as TaskBranch from "./TaskBranch.js"
 import * as Tracing from "./Tracing.js"
 import * as WorkTree from "./WorkTree.js"
 
-/**
- * The named durable boundaries a fault can be injected at (a test facility: the runner kills
- * itself with SIGKILL there when `RATCHET_FAULT` names one, the first time it passes it).
- *
- * - `step-started`: a step's start and dispatch are committed; its command has not started.
- * - `child-started`: its command is running.
- * - `child-exited`: its command ended; nothing about its end is recorded.
- * - `step-finished`: its end, the boundary, and the next step's start when the plan determined it,
- *   are committed (in one transaction); the next command has not started.
- * - `verification-entered`, `task-blocked`: the task is VERIFYING (every step done), or BLOCKED; the
- *   run's lease is still held (it is released as the run ends).
- *
- * @since 0.1.0
- * @category models
- */
-export const faultPoints = ["step-started", "child-started", "child-exited", "step-finished", "verification-entered", "task-blocked"] as const
+export {
+  /** @since 0.1.0 */
+  faultPoints
+} from "./RunnerModel.js"
+export type {
+  /** @since 0.1.0 */
+  FaultPoint
+} from "./RunnerModel.js"
 
-/**
- * @since 0.1.0
- * @category models
- */
-export type FaultPoint = (typeof faultPoints)[number]
-
-/**
- * What the runner reports as it works, for a terminal or as NDJSON.
- *
- * @since 0.1.0
- * @category models
- */
-export type Progress =
-  | { readonly type: "run"; readonly taskId: string; readonly runId: string; readonly steps: number; readonly started: boolean; readonly epoch: number }
-  | { readonly type: "recovered"; readonly taskId: string; readonly stepId: string; readonly attempt: number; readonly decision: string }
-  | { readonly type: "orphan"; readonly taskId: string; readonly stepId: string; readonly pgid: number }
-  | { readonly type: "tick"; readonly taskId: string; readonly stepId: string; readonly attempt: number; readonly elapsedMs: number }
-  | {
-    readonly type: "step"
-    readonly taskId: string
-    readonly stepId: string
-    readonly index: number
-    readonly total: number
-    readonly attempt: number
-    readonly command: string | null
-  }
-  | { readonly type: "output"; readonly taskId: string; readonly stepId: string; readonly stream: "stdout" | "stderr"; readonly text: string }
-  | {
-    readonly type: "step-end"
-    readonly taskId: string
-    readonly stepId: string
-    readonly attempt: number
-    readonly state: Attempt.State
-    readonly exitCode: number | null
-    readonly durationMs: number
-    readonly changedPaths: ReadonlyArray<string>
-  }
-
-/**
- * Why the runner stopped.
- *
- * @since 0.1.0
- * @category models
- */
-export type Stop = "verifying" | "awaiting_worker" | "blocked" | "paused" | "cancelled" | "handed_over"
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface Outcome {
-  readonly taskId: string
-  readonly runId: string | null
-  readonly state: Task.State
-  readonly stop: Stop
-  /** One sentence for people: what happened and what to do next. */
-  readonly message: string
-  readonly blocker: Event.Blocker | null
-  readonly awaiting: { readonly stepId: string; readonly attempt: number; readonly instructions: string } | null
-}
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface Options {
-  readonly taskId: string
-  /** Take the lease over from a holder whose grace has passed (never from a live one). */
-  readonly takeover: boolean
-  readonly actor: Event.Actor
-  /** `$RATCHET_HOME`, where requests from other terminals arrive. */
-  readonly home: string
-  readonly onProgress?: ((progress: Progress) => void) | undefined
-  /** Called at each durable boundary; the runner process kills itself at the configured one. */
-  readonly fault?: ((point: FaultPoint) => void) | undefined
-  /** The hosts' stream readers this runner starts agent steps with; a host without one is refused (ADR 0039). */
-  readonly agentHosts?: AgentHost.Decoders | undefined
-  /** How each host is given the run's hooks (ADR 0040); a host without one runs without them. */
-  readonly agentHooks?: AgentHooks.Installers | undefined
-}
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type RunError =
-  | ControllerError.TaskNotFound
-  | ControllerError.InvalidRequest
-  | Task.Refused
-  | Task.Held
-  | LeaseManager.AcquireError
-  | LeaseManager.TakeoverError
-  | LeaseError.LeaseLost
-  | Owner.InvalidOwner
-  | EventStore.AppendError
-  | EventStore.InvalidRequest
-  | StorageError
-  | WorkTree.WorkTreeError
-  | Run.Refused
-  | ControllerError.WriteConflict
+export type {
+  /** @since 0.1.0 */
+  Options,
+  /** @since 0.1.0 */
+  Outcome,
+  /** @since 0.1.0 */
+  Progress,
+  /** @since 0.1.0 */
+  RunError,
+  /** @since 0.1.0 */
+  Stop
+} from "./RunnerModel.js"
+import type { Options, Outcome, RunError, Stop } from "./RunnerModel.js"
 
 /** How often, at most, the task's projections are rewritten while steps run (always when the run stops). */
 const projectEveryMs = 5_000
@@ -407,7 +306,8 @@ const runScoped = (
           outputDir,
           writer,
           onOrphan: (stepId, pgid) => progress({ type: "orphan", taskId, stepId, pgid }),
-          onRecovered: (stepId, attempt, decision) => progress({ type: "recovered", taskId, stepId, attempt, decision })
+          onRecovered: (stepId, attempt, decision) => progress({ type: "recovered", taskId, stepId, attempt, decision }),
+          sandbox: options.sandbox
         }, begun.plan, runId)
       }
       // The tree the next command starts from: observed once here, then at each boundary. Stored
@@ -523,7 +423,8 @@ const runScoped = (
           epoch,
           lost,
           onOutput: (stream, text) => progress({ type: "output", taskId, stepId: current.step.id, stream, text }),
-          onTick: (elapsedMs) => progress({ type: "tick", taskId, stepId: current.step.id, attempt: current.attempt, elapsedMs })
+          onTick: (elapsedMs) => progress({ type: "tick", taskId, stepId: current.step.id, attempt: current.attempt, elapsedMs }),
+          sandbox: options.sandbox
         }
         const stepInput = { ...current, before: tree, started: () => fault("child-started"), exited: () => fault("child-exited") }
         // An agent step never runs as a shell command, whatever this runner reads.
@@ -536,7 +437,9 @@ const runScoped = (
             decoder: agentHosts[agent.host],
             hooks: options.agentHooks?.[agent.host],
             // A successor a failed verification scheduled is told what failed (ADR 0041).
-            revision: yield* Revision.forStep(taskId, branch, runId, current.step, current.attempt)
+            revision: yield* Revision.forStep(taskId, branch, runId, current.step, current.attempt),
+            // The lessons that apply, recorded as shown to this attempt before it starts (ADR 0038's amendment).
+            lessons: (yield* AgentLessons.forAttempt({ task: taskNow(), runId, stepId: current.step.id, attempt: current.attempt })).lessons
           })).pipe(Effect.withSpan("ratchet.attempt", {
           attributes: {
             "ratchet.task": taskId,
@@ -547,23 +450,18 @@ const runScoped = (
           }
         }))
         const after = ran.after
+        // The calls the hooks refused, as the refusals noted on the attempt name them (ADR 0040's amendment).
+        const refusedCalls = yield* AgentStepEnd.refusedCalls(store, ran, { projectId, taskId, branch, runId })
         // The step as finished: an agent's, failed when its calls ran without the run's hooks.
         let checked: typeof ran = ran
         let following: ReturnType<typeof startOf> | null = null
         const finished = yield* writer.write((read, at) => {
           following = null
           const fresh = read.summary?.task ?? task
-          // An agent given the run's hooks whose stream shows calls they did not record ran unfenced:
-          // its attempt fails and the task is blocked (ADR 0040's amendment).
-          checked = ran
-          if (RunAgentStep.isAgent(ran) && ran.agent.hooked === true) {
-            checked = RunAgentStep.withUnfenced(ran, AgentHooksRan.unrecorded(read.run, { runId, stepId: ran.stepId, attempt: ran.attempt, agentIntentId: ran.intentId, host: ran.agent.host }, ran.agent.decoded))
-          }
-          // An agent's tool calls whose end no hook reported are closed before its end (ADR 0040).
-          const unreported = RunAgentStep.isAgent(ran)
-            ? AgentToolCalls.closeUnreported(read.run, { runId, stepId: ran.stepId, attempt: ran.attempt, agentIntentId: ran.intentId }, { actor, at })
-            : []
-          const ended = [...unreported, ...RunAgentStep.finish(checked, {
+          const settled = AgentStepEnd.settle(ran, read.run, refusedCalls, { runId, actor, at })
+          checked = settled.checked
+          const unreported = settled.unreported
+          const stepEnd = [...unreported, ...RunAgentStep.finish(checked, {
             runId,
             taskId,
             actor,
@@ -573,9 +471,21 @@ const runScoped = (
             forbiddenScope: spec.spec.execution?.forbiddenScope ?? []
           })]
           // A cancelled step ends the run; a tree that could not be read has no boundary.
-          if (ran.cancelled !== null || Either.isLeft(after)) return ended
+          if (ran.cancelled !== null || Either.isLeft(after)) return stepEnd
+          // git's settings a child changed block the task here (ADR 0045), said first in a block
+          // the step's end makes anyway; a task the kernel blocks by itself keeps its blocker.
+          const settings = options.gitSettings?.() ?? null
+          const foldOf = (items: typeof stepEnd) => Decider.decideAll(items, { task: fresh, run: read.run }, (read.summary?.lastLsn ?? 0) + 1)
+          const folded = settings === null ? null : foldOf(stepEnd)
+          const ended = settings === null
+            ? stepEnd
+            : stepEnd.some((item) => item._tag === "Block")
+            ? stepEnd.map((item) => (item._tag === "Block" ? { ...item, blocker: GitSettings.merged(settings, item.blocker) } : item))
+            : folded !== null && Either.isRight(folded) && folded.right.state.task._tag === "Task" && folded.right.state.task.state === "RUNNING"
+            ? [...stepEnd, { _tag: "Block", actor, at, blocker: settings } satisfies Task.Command]
+            : stepEnd
           // What comes next, as the state will be once the step's end is folded.
-          const interim = Decider.decideAll(ended, { task: fresh, run: read.run }, (read.summary?.lastLsn ?? 0) + 1)
+          const interim = foldOf(ended)
           if (Either.isLeft(interim)) return ended
           const then = interim.right.state.task
           const rows = RunRecovery.rowsOf(interim.right.state.run, runId)

@@ -15,6 +15,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { spawn } from "node:child_process"
 import * as Effect from "effect/Effect"
+import * as ChildSandbox from "./ChildSandbox.js"
 import { alive, bootId, members, stat } from "./internal/processes.js"
 import * as VerifierKey from "./VerifierKey.js"
 
@@ -220,6 +221,11 @@ export const start = (input: {
   readonly directory: string
   readonly name: string
   readonly onOutput?: ((stream: "stdout" | "stderr", chunk: string) => void) | undefined
+  /**
+   * The loop's sandbox (ADR 0043), or none: the program then runs inside it, and the pid file
+   * names the outer `bwrap`, whose group holds the whole sandboxed tree.
+   */
+  readonly sandbox?: ChildSandbox.Sandbox | null | undefined
 }): Running => {
   const started = Date.now()
   const files = filesOf(input.directory, input.name)
@@ -232,7 +238,8 @@ export const start = (input: {
     const out = fs.openSync(files.stdout, "w", 0o600)
     const err = fs.openSync(files.stderr, "w", 0o600)
     try {
-      child = spawn(input.argv?.file ?? "/bin/sh", input.argv === undefined ? ["-c", input.command] : [...input.argv.args], {
+      const argv = ChildSandbox.around(input.sandbox, input.argv ?? { file: "/bin/sh", args: ["-c", input.command] }, input.cwd)
+      child = spawn(argv.file, [...argv.args], {
         cwd: input.cwd,
         env: { ...input.env, [markVariable]: input.name },
         detached: true,

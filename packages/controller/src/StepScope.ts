@@ -31,6 +31,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Progress from "@ratchet/kernel/Progress"
+import * as HostConfiguration from "./HostConfiguration.js"
 import * as Scope from "./Scope.js"
 import * as WorkTree from "./WorkTree.js"
 
@@ -50,9 +51,79 @@ const actionLimit = 4096
 const fit = (text: string) => (text.length <= actionLimit ? text : `${text.slice(0, actionLimit - 1)}…`)
 
 /**
+ * A changed path a step may not leave: the scope's violations (`Scope.Violation`), and, for a step
+ * the runner ran, the hosts' configuration whatever the scope says (`host_configuration`, see
+ * {@link ranViolations}).
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export type Violation =
+  | Scope.Violation
+  | { readonly path: string; readonly reason: "host_configuration" | "repository"; readonly pattern: null }
+
+/**
+ * Whether `path` (repository-relative, `/` or `\\` separated) is git's own: a part named `.git`
+ * (at any depth, case folded as macOS and Windows fold it), or a directory git lists as untracked
+ * with a trailing `/` (under `--untracked-files=all` it does so only for a nested repository).
+ *
+ * @since 0.5.0
+ * @category predicates
+ */
+export const isGitPath = (path: string): boolean =>
+  path.endsWith("/") || path.split(/[/\\]/).some((part) => part.toLowerCase().replace(/[. ]+$/, (tail) => (part === tail ? tail : "")) === ".git")
+
+/**
+ * The paths a step the runner ran (a command's or an agent's) changed that it may not leave: the
+ * hosts' configuration (`HostConfiguration`: `.claude/`, `.codex/`, `.mcp.json`), whatever the
+ * scope allows, since the next agent step's host reads it (a setting that switches its hooks off,
+ * an MCP server that runs as its tool) and nothing held the code that wrote it; then the scope's
+ * violations. Git's own too, whatever the scope allows (`repository`, ADR 0045's amendment): a
+ * path with a `.git` part ({@link isGitPath}) and a nested repository or gitlink (`repositories`,
+ * the changed paths that hold a `.git` on disk: `WorkTree.repositoriesAmong`), since `git status`
+ * of the parent — the runner's own and the person's later, outside the sandbox — runs git in it
+ * with its own settings (a clean filter in its `.git/config` and `.git/info/attributes`). A manual
+ * step's worker is a person (or a session they watch), whose hosts' settings are theirs to change:
+ * its check is the scope's alone.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const ranViolations = (
+  changed: ReadonlyArray<string>,
+  allowed: ReadonlyArray<string>,
+  forbidden: ReadonlyArray<string>,
+  repositories: ReadonlyArray<string> = []
+): ReadonlyArray<Violation> =>
+  changed.flatMap((path): ReadonlyArray<Violation> =>
+    HostConfiguration.isHostConfiguration(path)
+      ? [{ path, reason: "host_configuration", pattern: null }]
+      : isGitPath(path) || repositories.includes(path)
+      ? [{ path, reason: "repository", pattern: null }]
+      : Scope.violations([path], allowed, forbidden)
+  )
+
+const why = (v: Violation): string => {
+  switch (v.reason) {
+    case "forbidden":
+      return `forbidden by ${v.pattern}`
+    case "protected":
+      return "a trust file no task may change"
+    case "host_configuration":
+      return "the hosts' configuration, which no step may change"
+    case "repository":
+      return "a nested git repository or git's own files, which no step may add or change"
+    case "outside_allowed":
+      return "outside allowedScope"
+  }
+}
+
+/**
  * The `scope_violation` blocker for `violations` of a step of `taskId`: each path and why it is
- * refused, and the two ways on. `uncertain` are paths counted as changed because the contents they
- * had when the step started were not stored (see the module comment); the action says so.
+ * refused, and the ways on. `uncertain` are paths counted as changed because the contents they
+ * had when the step started were not stored (see the module comment); the action says so. When
+ * the hosts' configuration is among them, the action says that no scope allows it and how to undo
+ * it; widening the scope is offered only for paths a scope could allow.
  *
  * @since 0.1.0
  * @category constructors
@@ -60,23 +131,29 @@ const fit = (text: string) => (text.length <= actionLimit ? text : `${text.slice
 export const blocker = (
   taskId: string,
   stepId: string,
-  violations: ReadonlyArray<Scope.Violation>,
+  violations: ReadonlyArray<Violation>,
   uncertain: ReadonlyArray<string> = []
 ): Event.Blocker => {
-  const shown = violations.slice(0, namedInAction).map((v) =>
-    `${v.path} (${v.reason === "forbidden" ? `forbidden by ${v.pattern}` : v.reason === "protected" ? "a trust file no task may change" : "outside allowedScope"})`
-  )
+  const shown = violations.slice(0, namedInAction).map((v) => `${v.path} (${why(v)})`)
   const more = violations.length > namedInAction ? ` and ${violations.length - namedInAction} more` : ""
   const unsure = violations.filter((v) => uncertain.includes(v.path))
   const caveat = unsure.length === 0
     ? ""
     : ` (${unsure.length === 1 ? "one of them was" : `${unsure.length} of them were`} already changed when the step started, and the contents then were not stored, so ${unsure.length === 1 ? "it counts" : "they count"} as changed: ${unsure.slice(0, namedInAction).map((v) => v.path).join(", ")})`
+  const unblock = `ratchet unblock ${taskId} --to RUNNING --resolution "…"`
+  const host = violations.filter((v) => v.reason === "host_configuration")
+  const repository = violations.filter((v) => v.reason === "repository")
+  const action = repository.length > 0
+    ? `Step ${stepId} added or changed a nested git repository or git's own files: ${shown.join(", ")}${more}${caveat}. Run no git in this checkout (git status runs git inside a nested repository, with the filters and hooks of its own settings) until you have looked at what the step wrote there with a pager or an editor (its .git/config, .git/info/attributes, .git/hooks/) and removed it (rm -r <path>, git rm --cached <gitlink>); no scope lets a step change git's own files. Then: ${unblock}`
+    : host.length === 0
+    ? `Step ${stepId} changed paths outside the contract's scope: ${shown.join(", ")}${more}${caveat}. Undo them (then: ${unblock}), or widen the scope: ratchet reopen ${taskId} --reason "…"`
+    : `Step ${stepId} changed ${host.length === violations.length ? "the hosts' configuration" : "the hosts' configuration and paths outside the contract's scope"}: ${shown.join(", ")}${more}${caveat}. The next agent step's host would read the hosts' configuration, and no scope lets a step change it: look at what the step wrote there and remove it (git checkout -- <tracked path>, rm <new file>), or keep it only if you mean every later agent to run with it${
+      host.length === violations.length ? "" : `; undo the other paths, or widen the scope for them (ratchet reopen ${taskId} --reason "…")`
+    }; then: ${unblock}`
   return {
     category: "scope_violation",
     owner: "user",
-    requiredAction: fit(
-      `Step ${stepId} changed paths outside the contract's scope: ${shown.join(", ")}${more}${caveat}. Undo them (then: ratchet unblock ${taskId} --to RUNNING --resolution "…"), or widen the scope: ratchet reopen ${taskId} --reason "…"`
-    ),
+    requiredAction: fit(action),
     lastEvidence: violations.slice(0, namedInEvidence).map((v) => v.path)
   }
 }

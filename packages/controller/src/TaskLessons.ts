@@ -39,13 +39,14 @@ import * as TaskBranch from "./TaskBranch.js"
 export const budget = 2048
 
 /**
- * How the lessons reach the agent: a host's hook, the agent's own MCP call, or `ratchet lessons
- * query` (an agent's shell or a person who may pass them on: either way the run may be helped).
+ * How the lessons reach the agent: a host's hook, the agent's own MCP call, `ratchet lessons
+ * query` (an agent's shell or a person who may pass them on: either way the run may be helped), or
+ * the runner's envelope of an agent step's attempt (`AgentLessons`).
  *
  * @since 0.4.0
  * @category models
  */
-export type Via = "hook" | "mcp" | "cli"
+export type Via = "hook" | "mcp" | "cli" | "runner"
 
 /**
  * What a read is asked: the task, how it is shown, whether it is recorded as shown (only in

@@ -28,6 +28,7 @@
 import type * as Authority from "@ratchet/kernel/Authority"
 import type * as Event from "@ratchet/kernel/Event"
 import * as Either from "effect/Either"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as ApproverKey from "./ApproverKey.js"
@@ -126,14 +127,84 @@ const maxPassphraseBytes = 4096
 const firstLine = (text: string) => text.split(/\r?\n/)[0] ?? ""
 
 /**
- * The passphrase in `file` (its first line), or why it cannot be read. The file is opened without
- * following a symbolic link and without blocking (a FIFO would otherwise wait for a writer), and
- * read only when it is a regular file.
+ * Where a passphrase file may not be: the workspace (the project's root, which the agent edits and
+ * whose files a step may read or commit) and `$RATCHET_HOME` (where the agent's runs and logs are).
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface Places {
+  readonly workspace?: string | null | undefined
+  readonly home?: string | null | undefined
+}
+
+/**
+ * The Ratchet project `from` is in (the nearest directory at or above it holding
+ * `.ratchet/project.json`), or null: where a runner started directly looks for the workspace
+ * before it has located it.
  *
  * @since 0.5.0
  * @category constructors
  */
-export const readPassphraseFile = (file: string): Either.Either<string, ControllerError.InvalidRequest> => {
+export const workspaceOf = (from: string): string | null => {
+  for (let directory = path.resolve(from); ; directory = path.dirname(directory)) {
+    if (fs.existsSync(path.join(directory, ".ratchet", "project.json"))) return directory
+    if (path.dirname(directory) === directory) return null
+  }
+}
+
+const realOf = (place: string): string => {
+  try {
+    return fs.realpathSync(place)
+  } catch {
+    return path.resolve(place)
+  }
+}
+
+const within = (directory: string, file: string): boolean => {
+  const relative = path.relative(realOf(directory), file)
+  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative))
+}
+
+/** How a passphrase file with several names (hard links) gets back to one. */
+const freshCopy = (file: string): string =>
+  `list its other names (find / -xdev -samefile ${file} 2>/dev/null) and remove them, each of which reads the passphrase; or make a fresh file with one name: umask 077; cp ${file} ${file}.new && rm ${file} && mv ${file}.new ${file}, then remove the old names all the same`
+
+/** Why the passphrase file's owner, mode, names or place is refused (as ssh refuses a key others can read), or null. */
+const exposure = (file: string, stat: fs.Stats, places: Places): string | null => {
+  const uid = typeof process.getuid === "function" ? process.getuid() : null
+  if (uid !== null && stat.uid !== uid) {
+    return `${file} is owned by uid ${stat.uid}, not by you (uid ${uid}): whoever owns it can change or read the verifier's passphrase. Make your own: umask 077; read -rs p; printf '%s\\n' "$p" > <file>`
+  }
+  if ((stat.mode & 0o077) !== 0) {
+    return `${file} has mode ${(stat.mode & 0o777).toString(8).padStart(3, "0")}, so other users (its group or everyone) may read the verifier's passphrase; it must be readable by you alone. Fix: chmod 600 ${file}`
+  }
+  // The sandbox hides the file by its path (ADR 0043): a second name of it (a hard link) would not be.
+  if (stat.nlink > 1) {
+    return `${file} has ${stat.nlink} names (hard links), and the loop's sandbox hides only this one: any other name reads the verifier's passphrase. Fix: ${freshCopy(file)}`
+  }
+  const real = realOf(file)
+  if (places.workspace !== undefined && places.workspace !== null && within(places.workspace, real)) {
+    return `${file} is inside the workspace (${places.workspace}), where the agent works and a step may read or commit it. Move it outside the workspace and $RATCHET_HOME (for example under ~/.config), keeping mode 600.`
+  }
+  if (places.home !== undefined && places.home !== null && within(places.home, real)) {
+    return `${file} is inside $RATCHET_HOME (${places.home}), where the runner's agents and their logs live. Move it outside the workspace and $RATCHET_HOME (for example under ~/.config), keeping mode 600.`
+  }
+  return null
+}
+
+/**
+ * The passphrase in `file` (its first line), or why it cannot be read. The file is opened without
+ * following a symbolic link and without blocking (a FIFO would otherwise wait for a writer), and
+ * read only when it is a regular file that you own, that nobody else may read or write (no group
+ * or other bits in its mode, as ssh asks of a key), and that is neither in the workspace nor in
+ * `$RATCHET_HOME` (`places`). A first line that is empty or only whitespace is refused, never tried
+ * as the passphrase.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const readPassphraseFile = (file: string, places: Places = {}): Either.Either<string, ControllerError.InvalidRequest> => {
   try {
     const handle = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
     try {
@@ -144,7 +215,19 @@ export const readPassphraseFile = (file: string): Either.Either<string, Controll
           `${file} is not a passphrase file (${stat.isFile() ? `it has ${stat.size} bytes` : "it is not a regular file"}; a passphrase file is a regular file of at most ${maxPassphraseBytes} bytes).`
         )
       }
-      return Either.right(firstLine(fs.readFileSync(handle, "utf8")))
+      const exposed = exposure(file, stat, places)
+      if (exposed !== null) return refuse(variables.passphraseFile, exposed, `${exposed.includes("chmod 600") ? `chmod 600 ${file}` : stat.nlink > 1 ? freshCopy(file) : `Keep the passphrase file outside the workspace and $RATCHET_HOME, owned by you, mode 600`} (see ${guide}).`)
+      const passphrase = firstLine(fs.readFileSync(handle, "utf8"))
+      // An empty or blank first line is a file made wrong (a `read` that got nothing, a redirect
+      // that truncated it), not a passphrase: trying it would only say the key does not open.
+      if (passphrase.trim() === "") {
+        return refuse(
+          variables.passphraseFile,
+          `${file} holds no passphrase: its first line is ${passphrase === "" ? "empty" : "only whitespace"}, and the passphrase is the first line.`,
+          `Write the verifier key's passphrase on the file's first line: umask 077; read -rs p; printf '%s\\n' "$p" > ${file}. ${setup}`
+        )
+      }
+      return Either.right(passphrase)
     } finally {
       fs.closeSync(handle)
     }
@@ -156,38 +239,82 @@ export const readPassphraseFile = (file: string): Either.Either<string, Controll
   }
 }
 
+/** How long the runner waits for what `ratchet run` writes to the descriptor, and closes it after. */
+const fdWaitMs = 5_000
+
+/** Copies its standard input to its standard output, to the end (the parent bounds how much it takes). */
+const fdReader = "process.stdin.pipe(process.stdout)"
+
 /**
- * The passphrase `ratchet run` wrote to the inherited descriptor `fd` (its first line; the writer
- * closes its end), or why there is none. The descriptor is closed after, so no child inherits it.
+ * What `ratchet run` writes to the runner's descriptor: the passphrase on the first line, and the
+ * passphrase file's path as a JSON string on the second, so the runner can hide the file from the
+ * loop's children (ADR 0043) without the path ever being in its environment or command line.
  *
  * @since 0.5.0
  * @category constructors
  */
-export const readPassphraseFd = (fd: number): Either.Either<string, ControllerError.InvalidRequest> => {
-  const field = `--${passphraseFdOption}`
-  const chunks: Array<Buffer> = []
-  let size = 0
-  const pause = new Int32Array(new SharedArrayBuffer(4))
+export const pipeText = (passphrase: string, file: string): string => `${passphrase}\n${JSON.stringify(file)}\n`
+
+/** The passphrase file's path on the second line of what came over the pipe, or null. */
+const fileLine = (text: string): string | null => {
+  const line = text.split(/\r?\n/)[1] ?? ""
   try {
-    for (let tries = 0; tries < 500;) {
-      const buffer = Buffer.alloc(maxPassphraseBytes + 1)
-      let read: number
-      try {
-        read = fs.readSync(fd, buffer, 0, buffer.length, null)
-      } catch (error) {
-        // A non-blocking pipe whose writer has not written yet: wait a little (at most 5 s).
-        if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error
-        tries += 1
-        Atomics.wait(pause, 0, 0, 10)
-        continue
+    const file: unknown = line === "" ? null : JSON.parse(line)
+    return typeof file === "string" && file !== "" ? file : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The passphrase `ratchet run` wrote to the inherited descriptor `fd` (its first line; the writer
+ * closes its end) and the passphrase file's path when it followed ({@link pipeText}), or why there
+ * is none. The descriptor is closed after, so no child inherits it.
+ *
+ * It is read by a short-lived child given the descriptor as its standard input, and killed after
+ * `waitMs` (5 s): a descriptor that blocks (a pipe whose writer neither writes nor closes it, a
+ * terminal) can never hold the runner, whether it is blocking or not. Nothing by then, nothing at
+ * all, or no end, is refused on the option's field, naming what happened.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const readPassphraseFd = (
+  fd: number,
+  waitMs: number = fdWaitMs
+): Either.Either<{ readonly passphrase: string; readonly file: string | null }, ControllerError.InvalidRequest> => {
+  const field = `--${passphraseFdOption}`
+  const fix = `Start the runner with ratchet run, which writes the passphrase there and closes it; a runner started directly reads the file ${variables.passphraseFile} names instead.`
+  const seconds = `${Math.round(waitMs / 100) / 10} s`
+  try {
+    const read = spawnSync(process.execPath, ["-e", fdReader], {
+      stdio: [fd, "pipe", "ignore"],
+      env: {},
+      timeout: waitMs,
+      killSignal: "SIGKILL",
+      maxBuffer: 2 * maxPassphraseBytes
+    })
+    const got = read.stdout ?? Buffer.alloc(0)
+    if (got.length > maxPassphraseBytes) return refuse(field, `descriptor ${fd} carried more than ${maxPassphraseBytes} bytes; a passphrase is a line.`, fix)
+    if (read.error !== undefined || read.status !== 0) {
+      const code = (read.error as NodeJS.ErrnoException | undefined)?.code
+      if (code === "ETIMEDOUT" || read.signal !== null) {
+        return refuse(
+          field,
+          got.length === 0
+            ? `nothing arrived on descriptor ${fd} within ${seconds}: its writer neither wrote the verifier's passphrase nor closed it.`
+            : `descriptor ${fd} was not closed within ${seconds} after ${got.length} bytes: its writer did not end what it wrote.`,
+          fix
+        )
       }
-      if (read === 0) break
-      chunks.push(buffer.subarray(0, read))
-      size += read
-      if (size > maxPassphraseBytes) return refuse(field, `descriptor ${fd} carried more than ${maxPassphraseBytes} bytes; a passphrase is a line.`)
+      return refuse(field, `descriptor ${fd} cannot be read (${code ?? `its reader exited with ${read.status}`}).`, fix)
     }
+    const text = got.toString("utf8")
+    const passphrase = firstLine(text)
+    if (passphrase === "") return refuse(field, `descriptor ${fd} was closed with no passphrase on it (an empty first line).`, fix)
+    return Either.right({ passphrase, file: fileLine(text) })
   } catch (error) {
-    return refuse(field, `descriptor ${fd} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}).`, `Start the runner with ratchet run, or set ${variables.passphraseFile} for a runner started directly.`)
+    return refuse(field, `descriptor ${fd} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}).`, fix)
   } finally {
     try {
       fs.closeSync(fd)
@@ -195,27 +322,27 @@ export const readPassphraseFd = (fd: number): Either.Either<string, ControllerEr
       // Already closed.
     }
   }
-  return Either.right(firstLine(Buffer.concat(chunks).toString("utf8")))
 }
 
 /**
  * The verifier's unlocked key from `env`, or why `--until-verified` is refused. `given` is the
  * passphrase when it came another way (the pipe from `ratchet run`); otherwise it is read from the
- * file `RATCHET_VERIFIER_PASSPHRASE_FILE` names.
+ * file `RATCHET_VERIFIER_PASSPHRASE_FILE` names, which may not be in `places`.
  *
  * @since 0.5.0
  * @category constructors
  */
 export const unlock = (
   env: Readonly<Record<string, string | undefined>>,
-  given: string | null = null
+  given: string | null = null,
+  places: Places = {}
 ): Either.Either<ApproverKey.Signer, ControllerError.InvalidRequest | ApproverKey.ApproverKeyError> => {
   const inVariable = variableRefusal(env)
   if (inVariable !== null) return Either.left(inVariable)
   const file = env[variables.key] ?? ""
   if (file === "") return refuse(variables.key, "--until-verified needs a verifier key of its own, and RATCHET_VERIFIER_KEY is not set: unsigned verdicts never count.")
   const fromFile = env[variables.passphraseFile] ?? ""
-  const passphrase = given !== null ? Either.right(given) : fromFile !== "" ? readPassphraseFile(fromFile) : Either.right("")
+  const passphrase = given !== null ? Either.right(given) : fromFile !== "" ? readPassphraseFile(fromFile, places) : Either.right("")
   if (Either.isLeft(passphrase)) return Either.left(passphrase.left)
   if (passphrase.right === "") {
     return refuse(

@@ -11,6 +11,8 @@
  *    successor attempts of the steps behind the failure and the way back to RUNNING — only if the
  *    task is still VERIFYING in the same episode on the same branch. Otherwise the pass is
  *    reported and nothing is written: its verdicts are about an episode the task has left.
+ *    A pass whose checks changed the hosts' configuration (`HostConfiguration`) blocks the task
+ *    instead, whatever it concluded: a later agent's host would read what they wrote.
  *
  * The verifier of record is the person whose approval key the invocation carries (the observer, for
  * a manual check), and their key signs every verdict of the pass; without a key the verdicts are
@@ -38,6 +40,8 @@ import type * as Controller from "./Controller.js"
 import * as CommandHandler from "./CommandHandler.js"
 import * as ControllerError from "./ControllerError.js"
 import * as Episode from "./Episode.js"
+import * as GitSettings from "./GitSettings.js"
+import * as HostConfiguration from "./HostConfiguration.js"
 import * as LessonFacts from "./LessonFacts.js"
 import * as Projection from "./Projection.js"
 import * as ProjectApprovers from "./ProjectApprovers.js"
@@ -60,6 +64,8 @@ export interface Options {
   readonly onProgress?: (progress: Verification.Progress) => Effect.Effect<void>
   /** Runs between the verifiers and the record: a test's rendezvous. */
   readonly beforeRecord?: Effect.Effect<void>
+  /** What the task blocks on when the checks changed git's settings (the loop's look, ADR 0045), or null. */
+  readonly gitSettings?: (() => Event.Blocker | null) | undefined
 }
 
 /**
@@ -278,6 +284,10 @@ const verifyIn = (options: Options) =>
         }); ratchet done holds until the tree is the one the checks ran against. Keep what checks write out of git's view (.gitignore).`
       )
     }
+    // The hosts' configuration the checks wrote (gitignored files under `.claude/` and `.codex/`
+    // included) would be read by the next agent step's host: the pass blocks instead (ADR 0043's
+    // amendment), whatever it concludes.
+    const hostChanged = HostConfiguration.among(yield* WorkTree.changedBetween(project.root, observed, afterChecks))
     if (options.beforeRecord !== undefined) yield* options.beforeRecord
     // A criterion nobody could judge here (a manual check with no person to ask) has no verdict to
     // record: it is still to be verified (HELD), not a check that failed to conclude (BLOCKED).
@@ -366,19 +376,33 @@ const verifyIn = (options: Options) =>
             outcome: concluded.outcome,
             verdicts
           }
+          // A REVISE schedules its successors (revise); when the checks changed the hosts'
+          // configuration the task then blocks on that too, so that the run, once unblocked,
+          // revises the work rather than finding the same tree again. A pass that does not go
+          // back to RUNNING (APPROVED, or a revision whose budget is spent) blocks on it alone.
+          const revision = concluded.outcome === "REVISE" && concluded.blocker !== null
+            ? revise(now, read.run, again, concluded.stepsToRevise, invocation.actor, at, authority, failure)
+            : null
+          // git's settings changed by the checks come first: no git may run until a person looked.
+          const settings = options.gitSettings?.() ?? null
+          const hostBlocker = hostChanged.length === 0 ? null : HostConfiguration.blocker(taskId, hostChanged)
+          const blocksOn = settings === null ? hostBlocker : GitSettings.merged(settings, hostBlocker)
+          const hostBlock = blocksOn === null ? null : { _tag: "Block", actor: invocation.actor, at, blocker: blocksOn } satisfies Task.Command
+          if (hostBlock !== null && (revision === null || revision.unblock.length === 0)) {
+            recordedBlocker = hostBlock.blocker
+            return [recorded, hostBlock]
+          }
           // What the task blocks on as recorded: a REVISE whose retry budget is spent blocks on that.
           recordedBlocker = concluded.blocker
           if (concluded.blocker === null) return [recorded]
-          const revision = concluded.outcome === "REVISE"
-            ? revise(now, read.run, again, concluded.stepsToRevise, invocation.actor, at, authority, failure)
-            : null
           const blocker = revision?.blocker ?? concluded.blocker
-          recordedBlocker = blocker
+          recordedBlocker = hostBlock?.blocker ?? blocker
           return [
             recorded,
             { _tag: "Block", actor: invocation.actor, at, blocker } satisfies Task.Command,
             ...(revision?.unblock ?? []),
-            ...(revision?.successors ?? [])
+            ...(revision?.successors ?? []),
+            ...(hostBlock === null ? [] : [hostBlock])
           ]
         }),
       describeHolder: (held) => describeOwner(held.owner)

@@ -5,6 +5,14 @@
  * pause records and a resume compares. Git is only read (optional locks off), and `.ratchet/` is
  * left out: Ratchet rewrites its projections there at every step boundary.
  *
+ * Gitignored files are not dirty paths, with one exception kept apart from them
+ * (`Observation.hostConfiguration`): the files under the workspace's `.claude/` and `.codex/` and its `.mcp.json`
+ * (named in any case, as macOS and Windows fold it), where the hosts keep settings that are
+ * gitignored by default (`.claude/settings.local.json`) and that a later session of the host reads.
+ * A step that writes one there (an agent's script, a command) changed it, and its end blocks the
+ * task whatever the scope allows (`StepScope.ranViolations`, ADR 0043's last amendment); boundaries and their digests do not include them, so
+ * a person's own host writing its local settings during a pause or a manual step changes nothing.
+ *
  * @since 0.1.0
  */
 import { execFile } from "node:child_process"
@@ -16,7 +24,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as GitStatus from "./GitStatus.js"
-import { gitEnvironment } from "./internal/gitEnvironment.js"
+import * as HostConfiguration from "./HostConfiguration.js"
+import { gitArgv, gitEnvironment } from "./internal/gitEnvironment.js"
 import * as Scope from "./Scope.js"
 
 /**
@@ -43,15 +52,34 @@ export interface Observation {
   readonly head: string | null
   /** Dirty path → a hash of its contents (`deleted` for a deleted file), sorted by path. */
   readonly dirty: ReadonlyMap<string, string>
+  /**
+   * Gitignored files under the workspace's `.claude/` and `.codex/` → a hash of their contents
+   * (see the module comment). Absent from an observation read back from a stored boundary, and
+   * then not compared.
+   */
+  readonly hostConfiguration?: ReadonlyMap<string, string> | undefined
+}
+
+/** The workspace's top-level host configuration (`HostConfiguration`), in whatever case it is spelt. */
+const hostDirectoriesIn = (root: string): ReadonlyArray<string> => {
+  try {
+    return fs.readdirSync(root, { withFileTypes: true })
+      // A symbolic link counts as what it names would (observed by its target).
+      .filter((entry) => (entry.isDirectory() || entry.isFile() || entry.isSymbolicLink()) && HostConfiguration.isHostConfiguration(entry.name))
+      .map((entry) => entry.name)
+  } catch {
+    return []
+  }
 }
 
 const maxOutput = 64 * 1024 * 1024
 
 const git = (root: string, args: ReadonlyArray<string>, input?: string): Effect.Effect<{ readonly code: number; readonly stdout: string }, WorkTreeError> =>
   Effect.async((resume) => {
+    const argv = gitArgv(["--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "core.quotepath=false", ...args], root)
     const child = execFile(
-      "git",
-      ["--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "core.quotepath=false", ...args],
+      argv.file,
+      argv.args,
       { cwd: root, env: gitEnvironment(), maxBuffer: maxOutput, timeout: 120_000, killSignal: "SIGKILL", encoding: "utf8" },
       (error, stdout, stderr) => {
         if (error === null) return resume(Effect.succeed({ code: 0, stdout }))
@@ -86,13 +114,20 @@ export const observe = (root: string): Effect.Effect<Observation, WorkTreeError>
     const head = status.right.head
     const sorted = status.right.paths.filter((path) => !Scope.isRatchetPath(path))
     const dirty = new Map<string, string>()
-    if (sorted.length === 0) return { head, dirty }
+    // The ignored files under the hosts' directories (listed only where one exists, so the walk stays there).
+    const directories = hostDirectoriesIn(root)
+    const ignored = directories.length === 0
+      ? []
+      : (yield* checked(root, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", ...directories.map((name) => `:(literal)${name}`)]))
+        .split("\u0000").filter((entry) => entry !== "").sort()
+    const hostConfiguration = new Map<string, string>()
+    if (sorted.length === 0 && ignored.length === 0) return { head, dirty, hostConfiguration }
     // `hash-object` fails on a path that no longer exists, and it follows a symbolic link (so it
     // fails on a dangling one or one to a directory): hash the regular files with git, a link by
     // its target, and mark the rest.
     const existing: Array<string> = []
     const hashOf = new Map<string, string>()
-    for (const entry of sorted) {
+    for (const entry of [...sorted, ...ignored]) {
       try {
         const full = path.join(root, entry)
         const stat = fs.lstatSync(full)
@@ -108,7 +143,8 @@ export const observe = (root: string): Effect.Effect<Observation, WorkTreeError>
       : (yield* checked(root, ["hash-object", "--no-filters", "--stdin-paths"], existing.map((entry) => `./${entry}\n`).join(""))).trim().split("\n")
     existing.forEach((path, i) => hashOf.set(path, hashes[i] ?? "unknown"))
     for (const path of sorted) dirty.set(path, hashOf.get(path) ?? "deleted")
-    return { head, dirty }
+    for (const path of ignored) hostConfiguration.set(path, hashOf.get(path) ?? "deleted")
+    return { head, dirty, hostConfiguration }
   })
 
 /**
@@ -123,6 +159,11 @@ export const changedBetween = (root: string, before: Observation, after: Observa
     const changed = new Set<string>()
     for (const [path, hash] of after.dirty) if (before.dirty.get(path) !== hash) changed.add(path)
     for (const path of before.dirty.keys()) if (!after.dirty.has(path)) changed.add(path)
+    // The ignored host configuration, when both ends observed it (a stored boundary did not).
+    if (before.hostConfiguration !== undefined && after.hostConfiguration !== undefined) {
+      for (const [path, hash] of after.hostConfiguration) if (before.hostConfiguration.get(path) !== hash) changed.add(path)
+      for (const path of before.hostConfiguration.keys()) if (!after.hostConfiguration.has(path)) changed.add(path)
+    }
     if (before.head !== after.head && after.head !== null) {
       const args = before.head === null
         ? ["ls-tree", "-r", "-z", "--name-only", after.head]
@@ -132,6 +173,26 @@ export const changedBetween = (root: string, before: Observation, after: Observa
       }
     }
     return [...changed].sort()
+  })
+
+/**
+ * The paths among `changed` that are a git repository of their own: a directory holding a `.git`
+ * (a directory or a `gitdir:` file) — an untracked nested repository, which git lists as `dir/`,
+ * or a gitlink (`git add inner`, mode 160000), staged or committed. `git status` of the parent runs
+ * git inside each with that repository's settings (ADR 0045's amendment), so a step may not leave
+ * one (`StepScope.ranViolations`). Plain `lstat`s; no git runs in them.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const repositoriesAmong = (root: string, changed: ReadonlyArray<string>): ReadonlyArray<string> =>
+  changed.filter((entry) => {
+    try {
+      fs.lstatSync(path.join(root, entry, ".git"))
+      return true
+    } catch {
+      return false
+    }
   })
 
 /**

@@ -27,7 +27,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as GitDir from "./GitDir.js"
 import * as ProjectFile from "./ProjectFile.js"
-import { gitEnvironment } from "./internal/gitEnvironment.js"
+import { gitArgv, gitEnvironment } from "./internal/gitEnvironment.js"
 
 /**
  * @since 0.1.0
@@ -130,7 +130,8 @@ const isMissing = (error: unknown): boolean =>
 /** The git work tree's top and this checkout's git directory, or `null` outside git (or without git). */
 const gitOf = (cwd: string): Effect.Effect<{ readonly top: string; readonly gitDir: string } | null> =>
   Effect.async((resume) => {
-    execFile("git", ["rev-parse", "--show-toplevel", "--absolute-git-dir"], { cwd, timeout: 10_000, env: gitEnvironment() }, (error, stdout) => {
+    const argv = gitArgv(["rev-parse", "--show-toplevel", "--absolute-git-dir"], cwd)
+    execFile(argv.file, argv.args, { cwd, timeout: 10_000, env: gitEnvironment() }, (error, stdout) => {
       const [top, gitDir] = stdout.split("\n")
       resume(Effect.succeed(error === null && top && gitDir ? { top, gitDir } : null))
     })

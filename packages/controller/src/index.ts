@@ -13,6 +13,8 @@
 export * as ApproverCommands from "./ApproverCommands.js"
 /** @since 0.2.0 */
 export * as ApproverKey from "./ApproverKey.js"
+/** @since 0.5.0 */
+export * as ChildSandbox from "./ChildSandbox.js"
 /** @since 0.1.0 */
 export * as CheckoutLock from "./CheckoutLock.js"
 /** @since 0.1.0 */
@@ -33,6 +35,8 @@ export * as Episode from "./Episode.js"
 export * as Explain from "./Explain.js"
 /** @since 0.3.0 */
 export * as GitDir from "./GitDir.js"
+/** @since 0.5.0 */
+export * as GitSettings from "./GitSettings.js"
 /** @since 0.1.0 */
 export * as HostSession from "./HostSession.js"
 /** @since 0.1.0 */

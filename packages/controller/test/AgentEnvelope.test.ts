@@ -10,6 +10,7 @@ import * as Plan from "@ratchet/kernel/Plan"
 import * as Spec from "@ratchet/kernel/Spec"
 import type * as Task from "@ratchet/kernel/Task"
 import * as Either from "effect/Either"
+import { runningTask } from "./fixtures/runningTask.js"
 import * as AgentEnvelope from "../src/AgentEnvelope.js"
 
 const spec: Spec.Spec = Either.getOrThrow(Spec.decode({
@@ -31,24 +32,7 @@ const plan = Either.getOrThrow(Plan.decode({
 }, spec))
 const step = plan.steps[0]!
 
-const taskOf = (successorsUsed: number): Task.Task => ({
-  _tag: "Task",
-  version: 12,
-  taskId: "t-1",
-  projectId: "p-1",
-  goal: spec.goal,
-  slug: "add-json",
-  state: "RUNNING",
-  pausedFrom: null,
-  brief: { revision: 1, questions: [], restatement: null, closed: true },
-  spec: { revision: 1, digest: Spec.digest(spec), spec, approvedDigest: Spec.digest(spec), approval: null },
-  preflight: null,
-  plan: { revision: 1, digest: Plan.digest(plan), plan, approvedDigest: Plan.digest(plan), approval: null, stale: false },
-  run: { runId: "run-1", specDigest: Spec.digest(spec), planDigest: Plan.digest(plan), leaseEpoch: 1 },
-  successorsUsed,
-  failureFingerprints: [],
-  blockers: []
-}) as Task.Task
+const taskOf = (successorsUsed: number): Task.Task => runningTask(spec, plan, { version: 12, slug: "add-json", successorsUsed })
 
 const envelopeOf = (successorsUsed = 1, attempt = 2) => {
   const made = AgentEnvelope.make(taskOf(successorsUsed), step, attempt)

@@ -6,9 +6,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Plan from "@ratchet/kernel/Plan"
 import * as Spec from "@ratchet/kernel/Spec"
-import type * as Task from "@ratchet/kernel/Task"
 import * as Either from "effect/Either"
 import { spawnSync } from "node:child_process"
+import { runningTask } from "./fixtures/runningTask.js"
 import * as AgentEnvelope from "../src/AgentEnvelope.js"
 
 const spec: Spec.Spec = Either.getOrThrow(Spec.decode({
@@ -21,24 +21,7 @@ const plan = Either.getOrThrow(Plan.decode({
   steps: [{ id: "impl", title: "Fix it", acRefs: ["AC-001"], agent: { host: "codex", prompt: "Fix the flag." } }]
 }, spec))
 const step = plan.steps[0]!
-const task = {
-  _tag: "Task",
-  version: 20,
-  taskId: "t-1",
-  projectId: "p-1",
-  goal: spec.goal,
-  slug: "fix",
-  state: "RUNNING",
-  pausedFrom: null,
-  brief: { revision: 1, questions: [], restatement: null, closed: true },
-  spec: { revision: 1, digest: Spec.digest(spec), spec, approvedDigest: Spec.digest(spec), approval: null },
-  preflight: null,
-  plan: { revision: 1, digest: Plan.digest(plan), plan, approvedDigest: Plan.digest(plan), approval: null, stale: false },
-  run: { runId: "run-1", specDigest: Spec.digest(spec), planDigest: Plan.digest(plan), leaseEpoch: 1 },
-  successorsUsed: 1,
-  failureFingerprints: [],
-  blockers: []
-} as unknown as Task.Task
+const task = runningTask(spec, plan)
 
 const fingerprint = "fp:exit:1:0123456789abcdef"
 const envelopeOf = (revision: AgentEnvelope.Revision | null) => {

@@ -1,8 +1,9 @@
 /**
  * Whether the run's hooks ran for the agent's calls (ADR 0040's amendment), from hand-written run
  * states and streams: a side-effecting call the stream shows that ran (completed, or no end shown)
- * with no intent of the attempt recorded by a hook is unfenced; a recorded, rejected or failed
- * (denied) call is not; another attempt's, step's or run's intent does not count; with no session
+ * with no intent of the attempt recorded by a hook is unfenced; a recorded or rejected call is not,
+ * nor a failed one that a refusal noted on the attempt names by its call id (the hook denied it); a
+ * failed call no refusal names is unfenced (the hooks never saw it: it may have run and failed); another attempt's, step's or run's intent does not count; with no session
  * in the stream, the calls are counted against the attempt's tool-call intents.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -45,14 +46,19 @@ const stream = (calls: ReadonlyArray<AgentHost.ToolCall>, sessionId: string | nu
 const call = (callId: string | null, end: AgentHost.ToolCall["end"], tool = "Write"): AgentHost.ToolCall => ({ callId, tool, end })
 const base = [...opened(), ...intent("in-agent-x")]
 
-// [name, run state, the stream, the unfenced calls].
-const table: ReadonlyArray<readonly [string, Run.State, AgentHost.Decoded, ReadonlyArray<string>]> = [
+// [name, run state, the stream, the unfenced calls, the call ids refusals name].
+const table: ReadonlyArray<readonly [string, Run.State, AgentHost.Decoded, ReadonlyArray<string>, ReadonlyArray<string>?]> = [
   ["no calls", stateOf(...base), stream([]), []],
   ["a decoder that tells no calls", stateOf(...base), { ...stream([]), toolCalls: undefined }, []],
   ["a call the hook recorded", stateOf(...base, ...hooked("toolu_1")), stream([call("toolu_1", "completed")]), []],
   ["a call the hook recorded whose end the stream does not show", stateOf(...base, ...hooked("toolu_1")), stream([call("toolu_1", null)]), []],
   ["a call rejected by the result line", stateOf(...base), stream([call("toolu_1", "rejected")]), []],
-  ["a call denied (its result an error) with no intent", stateOf(...base), stream([call("toolu_1", "failed")]), []],
+  ["a call denied by the hook (its result an error, a refusal naming it)", stateOf(...base), stream([call("toolu_1", "failed")]), [], ["toolu_1"]],
+  // Rejected: a failed call the hooks did not see may have run (a command that wrote, then failed).
+  ["a failed call with no intent and no refusal", stateOf(...base), stream([call("toolu_1", "failed", "Bash")]), ["Bash toolu_1"]],
+  ["a failed call whose refusal names another call", stateOf(...base), stream([call("toolu_1", "failed")]), ["Write toolu_1"], ["toolu_2"]],
+  ["a failed call with no id", stateOf(...base), stream([call(null, "failed")]), ["Write (no id)"], ["toolu_1"]],
+  ["a failed call the hook recorded (it ran and failed)", stateOf(...base, ...hooked("toolu_1")), stream([call("toolu_1", "failed")]), []],
   ["a completed call with no intent", stateOf(...base), stream([call("toolu_1", "completed")]), ["Write toolu_1"]],
   ["a call with no end shown and no intent", stateOf(...base), stream([call("toolu_1", null, "Bash")]), ["Bash toolu_1"]],
   ["a completed call with no id", stateOf(...base, ...hooked("toolu_1")), stream([call(null, "completed")]), ["Write (no id)"]],
@@ -64,12 +70,20 @@ const table: ReadonlyArray<readonly [string, Run.State, AgentHost.Decoded, Reado
   ["only the agent's own intent (it is not a tool call's)", stateOf(...base), stream([call("in-agent-x", "completed")]), ["Write in-agent-x"]],
   // No session in the stream: counted.
   ["no session, as many intents as calls", stateOf(...base, ...intent("tool-a")), stream([call("toolu_1", "completed")], null), []],
-  ["no session, more calls than intents", stateOf(...base, ...intent("tool-a")), stream([call("toolu_1", "completed"), call("toolu_2", "completed")], null), ["Write toolu_2"]]
+  ["no session, more calls than intents", stateOf(...base, ...intent("tool-a")), stream([call("toolu_1", "completed"), call("toolu_2", "completed")], null), ["Write toolu_2"]],
+  ["no session, a refused failed call beside a recorded one", stateOf(...base, ...intent("tool-a")), stream([call("toolu_1", "completed"), call("toolu_2", "failed")], null), [], ["toolu_2"]],
+  ["no session, an unrefused failed call beyond the intents", stateOf(...base, ...intent("tool-a")), stream([call("toolu_1", "completed"), call("toolu_2", "failed")], null), ["Write toolu_2"]]
 ]
 
 describe("AgentHooksRan.unrecorded", () => {
-  it.each(table)("%s", (_, run, decoded, expected) => {
-    expect(AgentHooksRan.unrecorded(run, target, decoded)).toStrictEqual(expected)
+  for (const [name, run, decoded, expected, refused] of table) {
+    it(name, () => {
+      expect(AgentHooksRan.unrecorded(run, target, decoded, new Set(refused ?? []))).toStrictEqual(expected)
+    })
+  }
+
+  it("reads no refusals when none are given", () => {
+    expect(AgentHooksRan.unrecorded(stateOf(...base), target, stream([call("toolu_1", "failed")]))).toStrictEqual(["Write toolu_1"])
   })
 
   it("gives a reason that counts the calls and names at most ten", () => {

@@ -62,3 +62,35 @@ describe("AgentRefusals.notedIn", () => {
     if (decided._tag === "Right") expect(AgentRefusals.notedIn(decided.right, target)).toBe(1)
   })
 })
+
+describe("AgentRefusals.refusedCallIds", () => {
+  const refusal = (callId: string | null, description = "Write src/x") => `${Run.refusalNotePrefix}${AgentRefusals.describeCall(callId, description)} — outside the scope`
+  // [name, the notes, the call ids they name].
+  const table: ReadonlyArray<readonly [string, ReadonlyArray<Event.Event>, ReadonlyArray<string>]> = [
+    ["a refusal named by its call id", [noted(refusal("toolu_1"))], ["toolu_1"]],
+    ["two refusals", [noted(refusal("toolu_1")), noted(refusal("toolu_2"))], ["toolu_1", "toolu_2"]],
+    ["a description that mentions another call id names only its own", [noted(refusal("toolu_1", "Bash echo 'call toolu_9: x'"))], ["toolu_1"]],
+    // Rejected: notes that are not this attempt's refusals, or name no call.
+    ["a refusal with no call id", [noted(refusal(null))], []],
+    ["a refusal without the call's name (written before call ids)", [noted(`${Run.refusalNotePrefix}Write src/x — no`)], []],
+    ["another attempt's refusal", [noted(refusal("toolu_1"), "run-1", "impl", 1)], []],
+    ["another step's refusal", [noted(refusal("toolu_1"), "run-1", "docs")], []],
+    ["another run's refusal", [noted(refusal("toolu_1"), "run-0")], []],
+    ["a note that is not a refusal", [noted("call toolu_1: closed when the agent ended")], []],
+    ["an intent named like a call", [{ _tag: "IntentDispatched", ...v, intentId: "call toolu_1: x" }], []]
+  ]
+  it.each(table)("%s", (_, events, expected) => {
+    expect([...AgentRefusals.refusedCallIds(events, target)]).toStrictEqual(expected)
+  })
+
+  it("reads the call id back from the kernel's note, however long the description", () => {
+    const running = Run.fold([
+      { event: { _tag: "AttemptScheduled", ...v, ...target }, lsn: 1 },
+      { event: { _tag: "AttemptTransitioned", ...v, ...target, from: "Pending", to: "Running" }, lsn: 2 }
+    ])
+    const description = AgentRefusals.describeCall("toolu_long", `Bash ${"x".repeat(5000)}`)
+    const decided = Run.decide({ _tag: "RefuseEffect", actor, at: 3, ...target, description, reason: "no" }, running)
+    expect(decided._tag).toBe("Right")
+    if (decided._tag === "Right") expect([...AgentRefusals.refusedCallIds(decided.right, target)]).toStrictEqual(["toolu_long"])
+  })
+})

@@ -3,7 +3,8 @@
  * together over four approved tasks run every task once between them, each running some; a task
  * whose claim another holder has is never run, and a loop without `takeoverExpired` ends rather
  * than waiting for it; how the loop treats each failure of a run, from a hand-written table: "another
- * runner has it" and "the task moved on" go on to the next task, anything else ends the loop.
+ * runner has it" and "the task moved on" go on to the next task, anything else ends the loop; an
+ * outcome `stopsAfter` names ends it too (git's settings changed, ADR 0045).
  *
  * The `run` given to the loop stands in for the run engine: it records the task and cancels it as a
  * person would, so the task leaves the runnable set as a finished run's does.
@@ -136,6 +137,22 @@ describe("RunAny.loop", () => {
       const outcomes = yield* RunAny.loop({ takeoverExpired: false, run: recordingRun(ran, "a"), stopping: () => false, say: () => undefined })
       expect(outcomes).toEqual([tasks[0], tasks[2]])
       expect(ran.map(([, taskId]) => taskId)).not.toContain(tasks[1])
+    }).pipe(Effect.provide(layerOf())), 60_000)
+
+  it.live("an outcome stopsAfter names ends the loop there, saying why; any other goes on", () =>
+    Effect.gen(function*() {
+      const tasks = yield* approvedTasks(3)
+      const ran: Array<readonly [string, string]> = []
+      const said: Array<string> = []
+      const outcomes = yield* RunAny.loop({
+        takeoverExpired: false,
+        run: recordingRun(ran, "a"),
+        stopping: () => false,
+        say: (text) => said.push(text),
+        stopsAfter: (taskId) => (taskId === tasks[1] ? "git's settings changed" : null)
+      })
+      expect(outcomes).toEqual([tasks[0], tasks[1]])
+      expect(said).toEqual([`stopped after ${tasks[1]}: git's settings changed`])
     }).pipe(Effect.provide(layerOf())), 60_000)
 
   /** (a run's failure tag, whether the loop goes on to the next task). */

@@ -259,7 +259,7 @@ describe("StepProcess: output and pid files", { timeout: 60_000 }, () => {
   it("orphan: a command that ended and was never reaped (a zombie) has ended", async () => {
     const directory = tempDir()
     // The shell starts a group leader that exits at once, then becomes a sleep that never reaps it.
-    const parent = spawn("/bin/sh", ["-c", "setsid /bin/sh -c 'exit 0' & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] })
+    const parent = spawn("/bin/sh", ["-c", "setsid /bin/sh -c 'exit 0' & echo $!; exec sleep 600"], { stdio: ["ignore", "pipe", "ignore"] })
     try {
       const pid = await new Promise<number>((resolve) => parent.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim()))))
       while (stateOf(pid) !== "Z") await sleep(20)

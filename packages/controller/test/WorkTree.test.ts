@@ -152,6 +152,47 @@ describe("WorkTree.observe", () => {
 })
 
 describe("WorkTree.changedBetween", () => {
+  /** A repository that ignores the hosts' local settings, as a project does by default. */
+  const ignoring = () => {
+    const root = repository([])
+    write(root, "README.md")
+    write(root, ".gitignore", ".claude/settings.local.json\n.Codex/\nbuild/\nsrc/.claude/\n.mcp.json\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "init")
+    return root
+  }
+  // [name, the change, the paths changed]: gitignored host configuration counts; other ignored files do not.
+  const hostTable: ReadonlyArray<readonly [string, (root: string) => void, ReadonlyArray<string>]> = [
+    ["a gitignored .claude/settings.local.json written", (root) => write(root, ".claude/settings.local.json", "{\"disableAllHooks\":true}\n"), [".claude/settings.local.json"]],
+    ["a gitignored .Codex/ file (any case)", (root) => write(root, ".Codex/config.toml", "x\n"), [".Codex/config.toml"]],
+    ["a gitignored .mcp.json (project MCP servers) written", (root) => write(root, ".mcp.json", "{\"mcpServers\":{}}\n"), [".mcp.json"]],
+    ["an ignored file elsewhere is still not seen", (root) => write(root, "build/out.js", "x\n"), []],
+    // The host reads the workspace's own directories; a nested one is ignored like any file.
+    ["an ignored .claude/ inside a subdirectory", (root) => write(root, "src/.claude/settings.local.json", "x\n"), []]
+  ]
+  for (const [name, change, expected] of hostTable) {
+    it.effect(name, () =>
+      Effect.gen(function*() {
+        const root = ignoring()
+        expect(yield* changedBy(root, () => change(root))).toEqual(expected)
+      }))
+  }
+
+  it.effect("gitignored host configuration: edited and deleted count, untouched does not, and boundaries leave it out", () =>
+    Effect.gen(function*() {
+      const root = ignoring()
+      write(root, ".claude/settings.local.json", "{}\n")
+      expect(yield* changedBy(root, () => {})).toEqual([])
+      expect(yield* changedBy(root, () => write(root, ".claude/settings.local.json", "{\"hooks\":{}}\n"))).toEqual([".claude/settings.local.json"])
+      expect(yield* changedBy(root, () => fs.rmSync(path.join(root, ".claude/settings.local.json")))).toEqual([".claude/settings.local.json"])
+      // A tree read back from a stored boundary has no host configuration: nothing is compared.
+      const before = yield* WorkTree.observe(root)
+      write(root, ".claude/settings.local.json", "{}\n")
+      const after = yield* WorkTree.observe(root)
+      expect(yield* WorkTree.changedBetween(root, { head: before.head, dirty: before.dirty }, after)).toEqual([])
+      expect([...after.dirty.keys()]).toEqual([])
+    }))
+
   it.effect("nothing changed: nothing listed", () =>
     Effect.gen(function*() {
       const root = repository()
@@ -322,4 +363,35 @@ describe("WorkTree.dirtyDigest and differences", () => {
       const now = yield* WorkTree.observe(root)
       expect(WorkTree.differences(recorded, now)).toEqual([`HEAD moved from ${recorded.head} to ${now.head}`, "no longer changed: README.md"])
     }))
+})
+
+describe("WorkTree.repositoriesAmong", () => {
+  const nested = (root: string, name: string) => {
+    fs.mkdirSync(path.join(root, name), { recursive: true })
+    git(path.join(root, name), "init", "-q")
+    write(path.join(root, name), "x.txt")
+  }
+  // what a step does → the changed paths that are a repository of their own
+  const cases: ReadonlyArray<readonly [string, (root: string) => void, ReadonlyArray<string>]> = [
+    ["an untracked nested repository (listed as inner/)", (root) => nested(root, "inner"), ["inner/"]],
+    ["a gitlink staged (git add inner)", (root) => {
+      nested(root, "inner")
+      git(path.join(root, "inner"), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "x")
+      git(root, "add", "inner")
+    }, ["inner"]],
+    ["a directory that names its git directory elsewhere (.git file)", (root) => {
+      const elsewhere = repository([])
+      write(root, "vendor/.git", `gitdir: ${path.join(elsewhere, ".git")}\n`)
+      write(root, "vendor/x.txt")
+    }, ["vendor/"]],
+    ["an ordinary file and directory", (root) => write(root, "src/new.ts"), []]
+  ]
+  for (const [name, act, expected] of cases) {
+    it.effect(name, () =>
+      Effect.gen(function*() {
+        const root = repository()
+        const changed = yield* changedBy(root, () => act(root))
+        expect(WorkTree.repositoriesAmong(root, changed)).toStrictEqual(expected)
+      }))
+  }
 })

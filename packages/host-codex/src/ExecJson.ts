@@ -26,7 +26,14 @@
  *   sandbox or the approval policy refused so); a web search has no status and is used;
  * - `turn.completed` and `turn.failed` are the host's own end of its answer (`StreamCompleted`);
  *   the result is the turn's last agent message, or the failure's message. A stream without
- *   either has no result in its summary.
+ *   either has no result in its summary. A failed turn is the stream's outcome wherever it is:
+ *   `codex exec` runs one turn, so a `turn.completed` after a `turn.failed` (a resumed or
+ *   replayed stream, or a host that misbehaves) never turns it into a success, and the first
+ *   failure's message stays the result (a later failure may only follow from it).
+ * - A top-level `error` alone is not a failure: Codex prints one for a stream error it recovers
+ *   from (`Reconnecting... 1/5`) as well as for a critical one, and a critical one ends its turn
+ *   with `turn.failed` (codex-rs exec keeps it as the turn's last critical error). It is recorded
+ *   among the errors; the turn's end decides.
  * Codex reports neither the model nor a cost in this stream: the summary has them null (the
  * runner knows the model it asked for). Usage is summed over the stream's turns.
  *
@@ -181,6 +188,9 @@ const itemEvent = (state: State, type: "item.started" | "item.updated" | "item.c
   return next
 }
 
+/** The result of a turn of the stream that failed already (the outcome, whatever follows), or null. */
+const failure = (state: State): AgentStream.Result | null => (state.result !== null && !state.result.ok ? state.result : null)
+
 const apply = (state: State, event: ThreadEvent, signals: Array<AgentStream.Signal>): State => {
   switch (event.type) {
     case "thread.started":
@@ -196,6 +206,7 @@ const apply = (state: State, event: ThreadEvent, signals: Array<AgentStream.Sign
       signals.push({ _tag: "StreamCompleted" })
       const before = state.usage
       const turns = state.turns + 1
+      const failed = failure(state)
       return {
         ...state,
         turns,
@@ -206,18 +217,21 @@ const apply = (state: State, event: ThreadEvent, signals: Array<AgentStream.Sign
           cachedInputTokens: (before?.cachedInputTokens ?? 0) + event.usage.cached_input_tokens,
           cacheCreationInputTokens: null
         },
-        result: { ok: true, subtype: "turn.completed", text: state.lastMessage, turns }
+        // A turn that failed before stays the outcome (see the module comment).
+        result: failed !== null ? { ...failed, turns } : { ok: true, subtype: "turn.completed", text: state.lastMessage, turns }
       }
     }
     case "turn.failed": {
       signals.push({ _tag: "HostError", message: AgentStream.clip(event.error.message, 500) }, { _tag: "StreamCompleted" })
       const turns = state.turns + 1
+      const failed = failure(state)
       return {
         ...state,
         turns,
         awaitingFirstChunk: false,
         tally: AgentStream.error(state.tally, event.error.message),
-        result: { ok: false, subtype: "turn.failed", text: AgentStream.clip(event.error.message), turns }
+        // The first failure is the cause; a later one may only follow from it.
+        result: failed !== null ? { ...failed, turns } : { ok: false, subtype: "turn.failed", text: AgentStream.clip(event.error.message), turns }
       }
     }
     case "error":

@@ -130,6 +130,63 @@ describe("ExecJson.decode: well-formed streams", () => {
   })
 })
 
+describe("ExecJson.decode: a failed turn anywhere is the outcome", () => {
+  const failed = (message: string) => line({ type: "turn.failed", error: { message } })
+  const error = (message: string) => line({ type: "error", message })
+  const said = (text: string) => item("item.completed", { id: `m-${text}`, type: "agent_message", text })
+  // [the stream, after the thread started: the result (ok, subtype, text, turns), or null]
+  const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>, AgentStream.Result | null]> = [
+    // Accepted: the turn completed, whatever the host recovered from on the way.
+    ["one turn that completed", [turnStarted, said("done"), turnCompleted()], { ok: true, subtype: "turn.completed", text: "done", turns: 1 }],
+    ["a stream error recovered from, then the turn completed", [turnStarted, error("Reconnecting... 1/5"), said("done"), turnCompleted()], {
+      ok: true,
+      subtype: "turn.completed",
+      text: "done",
+      turns: 1
+    }],
+    ["an error item (a warning), then the turn completed", [turnStarted, item("item.completed", { id: "w", type: "error", message: "deprecated flag" }), said("done"), turnCompleted()], {
+      ok: true,
+      subtype: "turn.completed",
+      text: "done",
+      turns: 1
+    }],
+    ["two turns that completed", [turnStarted, said("a"), turnCompleted(), turnStarted, said("b"), turnCompleted()], { ok: true, subtype: "turn.completed", text: "b", turns: 2 }],
+    // Rejected: a failed turn, wherever it is.
+    ["one failed turn", [turnStarted, failed("usage limit reached")], { ok: false, subtype: "turn.failed", text: "usage limit reached", turns: 1 }],
+    ["a critical error, then the failed turn", [turnStarted, error("unexpected status 400"), failed("unexpected status 400")], {
+      ok: false,
+      subtype: "turn.failed",
+      text: "unexpected status 400",
+      turns: 1
+    }],
+    ["a failed turn, then a completed one", [turnStarted, failed("stream disconnected"), turnStarted, said("all good"), turnCompleted()], {
+      ok: false,
+      subtype: "turn.failed",
+      text: "stream disconnected",
+      turns: 2
+    }],
+    ["a completed turn, then a failed one", [turnStarted, said("a"), turnCompleted(), turnStarted, failed("context window exceeded")], {
+      ok: false,
+      subtype: "turn.failed",
+      text: "context window exceeded",
+      turns: 2
+    }],
+    ["two failed turns, then a completed one: the first failure", [turnStarted, failed("first"), turnStarted, failed("second"), turnStarted, turnCompleted()], {
+      ok: false,
+      subtype: "turn.failed",
+      text: "first",
+      turns: 3
+    }],
+    // No turn end: no result (the attempt fails as truncated), whatever errors came before.
+    ["a stream error and no turn end", [turnStarted, error("Reconnecting... 5/5")], null]
+  ]
+  for (const [name, lines, expected] of cases) {
+    it(`${name}: ${expected === null ? "no result" : expected.ok ? "ok" : "failed"}`, () => {
+      expect(decode(started, ...lines).summary.result).toStrictEqual(expected)
+    })
+  }
+})
+
 describe("ExecJson.decode: streams that must not crash or mislead", () => {
   it("a stream cut short mid-line has no result and no StreamCompleted", () => {
     const { signals, summary } = ExecJson.decode([started, turnStarted, `{"type":"turn.comp`].join("\n"))

@@ -195,7 +195,7 @@ export const bodies = {
     lessons: Schema.Array(Schema.Struct({
       lessonId: Schema.String,
       status: Lesson.Status,
-      via: Schema.Literal("hook", "mcp", "cli"),
+      via: Schema.Literal("hook", "mcp", "cli", "runner"),
       at: Schema.Number,
       stepId: NullableString,
       attempt: NullableInt

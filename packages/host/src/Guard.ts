@@ -16,9 +16,11 @@
  *    or a command that hands either to a program that may act on it, is denied: Ratchet writes
  *    those, through its commands. So is one that would write a directory the context protects
  *    (`protectedDirectories`: for the runner's agent, the hosts' configuration `.claude/` and
- *    `.codex/`, whose settings could switch the run's hooks off for the next attempt).
+ *    `.codex/`, whose settings could switch the run's hooks off for the next attempt), or a file
+ *    it protects (`protectedFiles`: for the runner's agent, `.mcp.json` at any depth).
  * 3. A command Ratchet cannot read completely (it runs programs from text the guard cannot see:
- *    `python3 -c`, `base64 -d | sh`, a computed program name, more than 64 KiB, …) fails closed: it
+ *    `python3 -c`, `base64 -d | sh`, a computed program name, more than 64 KiB, …, or writes a file
+ *    its text does not resolve: `"$f"`, `$(pwd)/x`, a glob like `.mcp.js[o]n`) fails closed: it
  *    may write anything and do a person-only act, so it is denied while a task is in progress in
  *    the workspace (whatever its state), and asked about where there is none.
  * 4. A call that writes (a file-writing tool, or a shell command that writes) is denied unless the
@@ -26,14 +28,14 @@
  *    workspace, inside `allowedScope` (when the spec gives one) and outside `forbiddenScope`. Paths
  *    in the system's temporary directories are not the project's and are left alone. A command
  *    that writes anything below a directory (an archive extracted, a download saved by its URL's
- *    name, a patch applied: `unzip -d`, `tar -C`, `curl -O`, `wget -P`, `patch -d`, `git apply`,
- *    each the directory it runs in by default) is judged by that directory: wholly inside the scope,
+ *    name, a patch applied, a tree copied: `unzip -d`, `tar -C`, `curl -O`, `wget -P`, `patch -d`,
+ *    `git apply`, each the directory it runs in by default, `cp -r`, `rsync -a`) is judged by that directory: wholly inside the scope,
  *    not the workspace root or the home directory (they hold `.ratchet/` and the store), and
  *    placed by the text, or denied; a link (`ln`) by what it points at, too. A script run from a
  *    file (`python3 x.py`, `node x.js`, `sh x.sh`) writes what the text does not say: it counts as
  *    a write anywhere, allowed only while the task is RUNNING with no other lease holder, where the
- *    step's scope check judges what it changed. With no task
- *    in progress in the workspace there is no contract to hold the call to, and it is allowed;
+ *    step's scope check judges what it changed. With no task in progress in the workspace there
+ *    is no contract to hold the call to, and it is allowed;
  *    with several and none named, which contract applies is unknown, and it is denied.
  * 5. A destructive command (`rm -rf`, `git reset --hard`, `git push --force`, …) is asked about,
  *    where the host can ask; an adapter whose host cannot ask turns the ask into a denial.
@@ -47,6 +49,7 @@ import type * as Event from "@ratchet/kernel/Event"
 import * as Scope from "@ratchet/controller/Scope"
 import * as path from "node:path"
 import type * as HostEvent from "./HostEvent.js"
+import * as WriteTargets from "./internal/writeTargets.js"
 import * as ProjectRoot from "./ProjectRoot.js"
 import * as Shell from "./Shell.js"
 
@@ -103,6 +106,12 @@ export interface Context {
    * (`.claude`, `.codex`): a setting written there in one attempt could run the next unfenced.
    */
   readonly protectedDirectories?: ReadonlyArray<string> | undefined
+  /**
+   * Names of files, anywhere in the workspace, that this session may not write, compared as
+   * `protectedDirectories` are (none when absent). The runner's agent is given Claude Code's
+   * project MCP servers (`.mcp.json`): a server named there would run in the next attempt.
+   */
+  readonly protectedFiles?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -188,11 +197,38 @@ const absolute = (word: string, context: Context): string | null => {
 
 type Where =
   | { readonly _tag: "Store"; readonly shown: string }
-  | { readonly _tag: "Protected"; readonly shown: string; readonly directory: string }
+  | { readonly _tag: "Protected"; readonly shown: string; readonly part: Part }
   | { readonly _tag: "Temporary" }
   | { readonly _tag: "Outside"; readonly shown: string }
   | { readonly _tag: "Workspace"; readonly relative: string }
   | { readonly _tag: "Unknown"; readonly shown: string }
+
+/** A protected name a path holds (`Context.protectedDirectories`, `Context.protectedFiles`), folded. */
+interface Part {
+  readonly name: string
+  readonly kind: "directory" | "file"
+}
+
+/**
+ * The protected directory or file (`Context.protectedDirectories`, `Context.protectedFiles`) a
+ * part of `relative` names, as the filesystem would take it: case folded and trailing dots and
+ * spaces dropped (macOS and Windows filesystems fold case, Windows drops those), so `.CLAUDE/`,
+ * `.Claude./`, `.codex/` and `.MCP.json` all count. `relative` is already normalised
+ * (`path.resolve`), or a token whose `..` parts are read as they come: any part naming one counts
+ * (a file's name as a directory's too, which errs on the side of refusing).
+ */
+const protectedPart = (relative: string, context: Context): Part | undefined => {
+  const directories = (context.protectedDirectories ?? []).map(folded)
+  const files = (context.protectedFiles ?? []).map(folded)
+  if (directories.length === 0 && files.length === 0) return undefined
+  for (const part of relative.split(/[/\\]/).map(folded)) {
+    if (directories.includes(part)) return { name: part, kind: "directory" }
+    if (files.includes(part)) return { name: part, kind: "file" }
+  }
+  return undefined
+}
+
+const folded = (part: string): string => part.toLowerCase().replace(/[. ]+$/, (tail) => (part === tail ? tail : ""))
 
 const where = (word: string, context: Context): Where => {
   const file = absolute(word, context)
@@ -205,9 +241,9 @@ const where = (word: string, context: Context): Where => {
   }
   const relative = path.relative(context.root, file).split(path.sep).join("/")
   // Any `.ratchet` directory is Ratchet's: a nested one would be another project's marker.
-  if (Scope.isRatchetPath(relative) || relative.split("/").includes(".ratchet")) return { _tag: "Store", shown: word }
-  const guarded = relative.split("/").find((part) => (context.protectedDirectories ?? []).includes(part))
-  if (guarded !== undefined) return { _tag: "Protected", shown: word, directory: guarded }
+  if (Scope.isRatchetPath(relative) || relative.split("/").some((part) => folded(part) === ".ratchet")) return { _tag: "Store", shown: word }
+  const guarded = protectedPart(relative, context)
+  if (guarded !== undefined) return { _tag: "Protected", shown: word, part: guarded }
   return { _tag: "Workspace", relative: relative === "" ? "." : relative }
 }
 
@@ -267,18 +303,23 @@ const outOfScope = (task: Task, relative: string, shown: string): Decision | nul
   return null
 }
 
-/** Rule 2 for a protected directory (`Context.protectedDirectories`). */
-const protectedWrite = (tool: string, shown: string, directory: string): Decision =>
-  deny(
-    `${tool} would write ${shown.slice(0, 200)}, in ${directory}/, the host's configuration, which this session may not change: a setting there could switch the run's hooks off.`,
-    `Leave ${directory}/ alone; a person changes the host's configuration in their own terminal.`
-  )
+/** Rule 2 for a protected directory or file (`Context.protectedDirectories`, `Context.protectedFiles`). */
+const protectedWrite = (tool: string, shown: string, part: Part): Decision =>
+  part.kind === "directory"
+    ? deny(
+      `${tool} would write ${shown.slice(0, 200)}, in ${part.name}/, the host's configuration, which this session may not change: a setting there could switch the run's hooks off.`,
+      `Leave ${part.name}/ alone; a person changes the host's configuration in their own terminal.`
+    )
+    : deny(
+      `${tool} would write ${shown.slice(0, 200)}, a ${part.name} file, the host's configuration, which this session may not change: what it names would run in the next session, outside the run's fence.`,
+      `Leave ${part.name} alone; a person changes the host's configuration in their own terminal.`
+    )
 
 /** Rule 2 for the paths a call writes: none is Ratchet's own. */
 const storeWrite = (tool: string, paths: ReadonlyArray<string>, context: Context): Decision | null => {
   for (const word of paths) {
     const place = where(word, context)
-    if (place._tag === "Protected") return protectedWrite(tool, place.shown, place.directory)
+    if (place._tag === "Protected") return protectedWrite(tool, place.shown, place.part)
     if (place._tag !== "Store") continue
     return deny(
       `${tool} would write ${place.shown}, which is Ratchet's own (the runtime store or .ratchet/); only Ratchet writes there.`,
@@ -292,11 +333,11 @@ const storeWrite = (tool: string, paths: ReadonlyArray<string>, context: Context
 const storeTree = (tool: string, trees: ReadonlyArray<string>, context: Context): Decision | null => {
   for (const word of trees) {
     const place = where(word, context)
-    if (place._tag === "Protected") return protectedWrite(tool, word, place.directory)
+    if (place._tag === "Protected") return protectedWrite(tool, word, place.part)
     // The workspace's root holds `.ratchet/`: what is unpacked there may replace it.
     if (place._tag !== "Store" && !(place._tag === "Workspace" && place.relative === ".")) continue
     return deny(
-      `${tool} would write anything below ${word.slice(0, 200)} (what an archive, a download or a patch holds, or what a link to it reaches), and that holds Ratchet's own files (the runtime store under the home directory, or .ratchet/); only Ratchet writes there.`,
+      `${tool} would write anything below ${word.slice(0, 200)} (what an archive, a download, a patch or a copied tree holds, or what a link to it reaches), and that holds Ratchet's own files (the runtime store under the home directory, or .ratchet/); only Ratchet writes there.`,
       "Name a directory inside the task's scope (unzip -d src/x, tar -C src/x, curl -o src/x/file, patch -d src/x), or edit the files with the edit tools."
     )
   }
@@ -376,7 +417,7 @@ const writes = (tool: string, paths: ReadonlyArray<string>, unknown: boolean, co
     if (refused !== null) return refused
   }
   for (const place of project) {
-    // A path the text does not resolve (`$OUT/x`) is judged after the step by the scope check.
+    // A shell write the text does not resolve (`$OUT/x`) was refused as unreadable (rule 3).
     if (place._tag === "Unknown") continue
     if (place._tag === "Outside") {
       return deny(`${place.shown} is outside the workspace ${context.root}.`, "Keep the task's changes inside the repository; use a temporary directory for scratch files.")
@@ -491,9 +532,9 @@ export const decide = (call: HostEvent.ToolCall, context: Context): Decision => 
       const found = shell.personOnly[0]
       if (found !== undefined) return personOnly(found)
       const storeName = path.basename(context.storeDirectory)
-      const config = shell.touches.find((token) => token.split("/").some((part) => (context.protectedDirectories ?? []).includes(part)))
-      if (config !== undefined) {
-        return protectedWrite("The command", `${config.slice(0, 200)} (handed to a program that may change it)`, config.split("/").find((part) => (context.protectedDirectories ?? []).includes(part))!)
+      for (const token of shell.touches) {
+        const part = protectedPart(token, context)
+        if (part !== undefined) return protectedWrite("The command", `${token.slice(0, 200)} (handed to a program that may change it)`, part)
       }
       const place = shell.touches.find((token) => ratchetPlace(token, context, storeName))
       if (place !== undefined) {
@@ -506,7 +547,7 @@ export const decide = (call: HostEvent.ToolCall, context: Context): Decision => 
       }
       const own = storeWrite("The command", shell.writes.paths, context) ?? storeTree("The command", shell.trees, context)
       if (own !== null) return own
-      const why = shell.opaque[0]
+      const why = shell.opaque[0] ?? WriteTargets.unresolvedWrite(shell.writes.paths, shell.trees, variables(context))
       if (why !== undefined) return unreadable(why, context)
       const script = shell.scripts[0]
       if (script !== undefined) {

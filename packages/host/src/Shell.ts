@@ -105,6 +105,9 @@ export interface Classification {
 /** How much of a command is read as a shell reads it; a longer command is opaque. */
 const maxLength = 64 * 1024
 
+/** Builtins whose operands are assignments (`export d=.claude`). */
+const declarations = new Set(["export", "declare", "typeset", "local", "readonly"])
+
 /** Reserved words that may start a simple command (`if cmd; then …`, `! cmd`, `while cmd; do …`). */
 const keywords = new Set(["!", "if", "then", "elif", "else", "do", "while", "until", "coproc", "{", "}"])
 
@@ -159,6 +162,7 @@ export const classify = (command: string): Classification => {
         const assigns = word.assigns ?? (program === "env" ? /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(word.text)?.[1] ?? null : null)
         if (assigns !== null) {
           if (Programs.isProgramVariable(assigns)) cannotRead(word.text, `sets ${assigns}, which chooses the programs that run`)
+          reading.assigned(word.text, line)
           start++
           continue
         }
@@ -204,6 +208,8 @@ export const classify = (command: string): Classification => {
         done = false
         continue
       }
+      // `export d=.claude`, `local f=.mcp.json`: assignments too.
+      if (declarations.has(program)) for (const operand of words.slice(start + 1)) reading.assigned(operand.text, line)
       Commands.run(program, words, start, { reading, walk, simple, line, depth, judging })
     }
     if (!done && start < words.length) cannotRead(joined(words.slice(start)), "wraps programs in programs deeper than Ratchet reads")
@@ -216,7 +222,10 @@ export const classify = (command: string): Classification => {
       for (const target of effects.trees ?? []) reading.tree(target, line)
       // Fed its operands (`xargs ln -s`), what it unpacks or links is not in the text.
       if (judging.fed && (effects.trees ?? []).length > 0) reading.tree("$(operands it is fed)", line)
-      reading.state.unknown ||= effects.unknown || (judging.fed && (effects.paths.length > 0 || Programs.operandWriters.has(program)))
+      const fedWrites = judging.fed && (effects.paths.length > 0 || Programs.operandWriters.has(program))
+      reading.state.unknown ||= effects.unknown || fedWrites
+      // Fed its operands (`echo .mcp.json | xargs cp s`), it writes files the text does not name.
+      if (fedWrites) reading.write("$(operands it is fed)", line)
       reading.destructive.push(...effects.destructive)
       if (program === "cd" || program === "pushd") {
         const target = operands.slice(Programs.readOptions(operands, 1, new Set()).index)[0]

@@ -45,6 +45,11 @@ export * as HostEvent from "./HostEvent.js"
 export * as HostSandbox from "./HostSandbox.js"
 
 /**
+ * @since 0.5.0
+ */
+export * as NestedAgent from "./NestedAgent.js"
+
+/**
  * @since 0.2.0
  */
 export * as ProjectRoot from "./ProjectRoot.js"

@@ -68,7 +68,8 @@ describe("ToolIntent.describe", () => {
     expect(ToolIntent.describe(call(" \n ", { _tag: "Other" }))).toBe("(a tool)")
   })
 
-  it("property: one line of at most 1000 characters, never empty", () => {
+  // Hundreds of strings up to 5000 characters: seconds alone, far more beside a loaded test run.
+  it("property: one line of at most 1000 characters, never empty", { timeout: 180_000 }, () => {
     const text = (maxLength: number) => fc.string({ unit: "binary", maxLength })
     fc.assert(fc.property(text(300), text(5000), fc.array(text(200), { maxLength: 80 }), (tool, command, paths) => {
       expect(ToolIntent.describe(call(tool, { _tag: "Write", paths })).length).toBeLessThanOrEqual(1000)

@@ -455,8 +455,11 @@ export const Shown = Schema.Struct({
   taskId: Name,
   stepId: Schema.NullOr(Name),
   attempt: Schema.NullOr(Attempt),
-  /** A host's hook, the agent's MCP call, or `ratchet lessons query` (whoever ran it). */
-  via: Schema.Literal("hook", "mcp", "cli"),
+  /**
+   * A host's hook, the agent's MCP call, `ratchet lessons query` (whoever ran it), or the runner's
+   * envelope of an agent step's attempt (ADR 0038's amendment).
+   */
+  via: Schema.Literal("hook", "mcp", "cli", "runner"),
   at: Timestamp
 })
 

@@ -210,6 +210,11 @@ export const Execution = Schema.Struct({
  */
 export interface Execution extends Schema.Schema.Type<typeof Execution> {}
 
+/** The form a task type takes, as every error about one names it. */
+const taskTypeForm = "1 to 64 characters from a-z 0-9 _ -, starting with a letter or digit, such as bugfix or feature"
+
+const emptyTaskType = `a task type is empty; give one (${taskTypeForm}), or leave the field out`
+
 /**
  * A kind of task (`bugfix`, `migration`, …): 1 to 64 characters from `a-z 0-9 _ -`, starting with
  * a letter or digit. A spec may name its task's; a lesson's scope may name the kinds it applies to.
@@ -217,12 +222,16 @@ export interface Execution extends Schema.Schema.Type<typeof Execution> {}
  * @since 0.4.0
  * @category schemas
  */
-export const TaskType = Schema.String.pipe(
+export const TaskType = Schema.String.annotations({
+  // A YAML `taskType:` with nothing after it is null: say that it is empty, not "expected string".
+  message: (issue) =>
+    issue.actual === null || issue.actual === undefined
+      ? emptyTaskType
+      : `expected a task type (${taskTypeForm}), got ${typeof issue.actual === "object" ? "a list or mapping" : `the ${typeof issue.actual} ${String(issue.actual).slice(0, 80)}`}`
+}).pipe(
+  Schema.filter((value) => value.trim() === "" ? emptyTaskType : undefined),
   Schema.pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, {
-    message: (issue) =>
-      `expected a task type (1 to 64 characters from a-z 0-9 _ -, starting with a letter or digit), got ${
-        JSON.stringify(String(issue.actual).slice(0, 80))
-      }`
+    message: (issue) => `expected a task type (${taskTypeForm}), got ${JSON.stringify(String(issue.actual).slice(0, 80))}`
   })
 )
 

@@ -70,7 +70,7 @@ describe("Lesson.decodeBody", () => {
     ["a scope glob over 256 characters", ["scope", "paths"], [oversized(257)], "/scope/paths/0: is 257 characters long, over the limit of 256"],
     ["a line break in a scope glob", ["scope", "paths"], ["src\n**"], "/scope/paths/0: holds a line break; write it on one line"],
     ["33 scope globs", ["scope", "paths"], Array.from({ length: 33 }, (_, i) => `d${i}`), "/scope/paths: holds 33 globs, over the limit of 32; keep the 32 that matter"],
-    ["a task type with capitals", ["scope", "taskTypes"], ["BugFix"], "/scope/taskTypes/0: expected a task type (1 to 64 characters from a-z 0-9 _ -, starting with a letter or digit), got \"BugFix\""],
+    ["a task type with capitals", ["scope", "taskTypes"], ["BugFix"], "/scope/taskTypes/0: expected a task type (1 to 64 characters from a-z 0-9 _ -, starting with a letter or digit, such as bugfix or feature), got \"BugFix\""],
     ["17 task types", ["scope", "taskTypes"], Array.from({ length: 17 }, (_, i) => `t${i}`), "/scope/taskTypes: holds 17 task types, over the limit of 16"],
     ["a project id over 128 characters", ["scope", "projectId"], oversized(129), "/scope/projectId: is 129 characters long, over the limit of 128"],
     ["an ANSI escape in the rule", ["actualRule"], "ok\u001b[2Jcleared", "/actualRule: holds a control or bidirectional-override character, which would show differently from what it is; remove it"],
@@ -138,7 +138,7 @@ describe("Lesson.decodeBody", () => {
     const long = `../${"x".repeat(200)}`
     const issues = issuesOf(withField(["scope", "taskTypes"], [long]))
     expect(issues).toEqual([
-      `/scope/taskTypes/0: expected a task type (1 to 64 characters from a-z 0-9 _ -, starting with a letter or digit), got ${JSON.stringify(long.slice(0, 80))}`
+      `/scope/taskTypes/0: expected a task type (1 to 64 characters from a-z 0-9 _ -, starting with a letter or digit, such as bugfix or feature), got ${JSON.stringify(long.slice(0, 80))}`
     ])
     const shown = Either.match(Lesson.decodeExposure(success("r", T0, { shown: [long] })), { onLeft: (e) => e.issues.map((i) => i.message), onRight: () => [] })
     expect(shown).toEqual([
@@ -196,6 +196,12 @@ describe("Lesson.decodeShown", () => {
   it("decodes what the hook and the MCP server record, with or without the step", () => {
     expect(Lesson.decodeShown(shown("r-a", T0))).toEqual(Either.right(shown("r-a", T0)))
     expect(issues(shown("r-a", T0, { stepId: "fix", attempt: 2, via: "mcp" }))).toEqual([])
+  })
+
+  // Every channel a lesson reaches an agent by: a hook, MCP, `ratchet lessons query`, the runner's envelope.
+  const channels: ReadonlyArray<Lesson.Shown["via"]> = ["hook", "mcp", "cli", "runner"]
+  it.each(channels)("accepts via %s", (via) => {
+    expect(issues(shown("r-a", T0, { stepId: "impl", attempt: 1, via }))).toEqual([])
   })
 
   it.each([

@@ -162,18 +162,22 @@ describe("Spec.decode rejected inputs", () => {
     expect(issues(input)).toStrictEqual([{ path: "", message: `Expected Spec, actual ${input === undefined ? "undefined" : JSON.stringify(input)}` }])
   })
 
+  const form = "1 to 64 characters from a-z 0-9 _ -, starting with a letter or digit, such as bugfix or feature"
+  const empty = `a task type is empty; give one (${form}), or leave the field out`
   it.each([
-    ["empty", ""],
-    ["capitals", "Bugfix"],
-    ["a space", "bug fix"],
-    ["a leading dash", "-bugfix"],
-    ["65 characters", "a".repeat(65)],
-    ["a path", "../bugfix"],
-    ["a number", 7]
-  ])("rejects a task type that is %s, naming the field", (_name, taskType) => {
-    const found = issues({ ...minimal, taskType })
-    expect(found.map((issue) => issue.path)).toStrictEqual(["/taskType"])
-    expect(found[0]!.message).toMatch(/task type|Expected string/)
+    // `taskType:` with nothing after it (YAML null), and `taskType: ""`: said to be empty.
+    ["given with nothing (null)", null, empty],
+    ["empty", "", empty],
+    ["only spaces", "  ", empty],
+    ["capitals", "Bugfix", `expected a task type (${form}), got "Bugfix"`],
+    ["a space", "bug fix", `expected a task type (${form}), got "bug fix"`],
+    ["a leading dash", "-bugfix", `expected a task type (${form}), got "-bugfix"`],
+    ["65 characters", "a".repeat(65), `expected a task type (${form}), got "${"a".repeat(65)}"`],
+    ["a path", "../bugfix", `expected a task type (${form}), got "../bugfix"`],
+    ["a number", 7, `expected a task type (${form}), got the number 7`],
+    ["a list", ["bugfix"], `expected a task type (${form}), got a list or mapping`]
+  ])("rejects a task type %s, naming the field, the reason and the form", (_name, taskType, message) => {
+    expect(issues({ ...minimal, taskType })).toStrictEqual([{ path: "/taskType", message }])
   })
 
   it("lists an unknown key at the top level and inside nested objects", () => {

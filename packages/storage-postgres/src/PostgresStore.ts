@@ -60,7 +60,9 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import * as PostgresClaims from "./PostgresClaims.js"
+import { defaultSchema, type Prepared, prepare } from "./internal/prepare.js"
 
 /**
  * @since 0.1.0
@@ -73,6 +75,14 @@ export interface Options {
   readonly schema?: string | undefined
   /** The pool size. Defaults to 10. */
   readonly maxConnections?: number | undefined
+  /**
+   * A URL whose connections are sessions of their own, for the task claims and the runners'
+   * wake-ups (ADR 0042): session-level advisory locks and `LISTEN` need a session that stays one
+   * server connection, which a pooler in transaction mode (PgBouncer's `pool_mode = transaction`)
+   * does not give. Name the server directly, or a session-mode pool, when `url` goes through such a
+   * pooler. Defaults to `url`.
+   */
+  readonly sessionUrl?: Redacted.Redacted<string> | string | undefined
 }
 
 /**
@@ -117,9 +127,14 @@ export const urlVariable = "RATCHET_DATABASE_URL"
  */
 export const schemaVariable = "RATCHET_DATABASE_SCHEMA"
 
-const expectedUrl = "postgres://user:password@host:5432/database"
-const defaultSchema = "public"
-const defaultMaxConnections = 10
+/**
+ * The variable {@link layerConfig} reads {@link Options.sessionUrl} from.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export const sessionUrlVariable = "RATCHET_DATABASE_SESSION_URL"
+
 
 /**
  * The first key of every advisory lock this engine takes ("RATC"), so they cannot collide with an
@@ -400,71 +415,6 @@ const ensureSchema = (sql: SqlClient.SqlClient, schema: string): Effect.Effect<v
 // configuration
 // ---------------------------------------------------------------------------------------------
 
-interface Prepared {
-  readonly url: Redacted.Redacted<string>
-  readonly schema: string
-  readonly maxConnections: number
-}
-
-const schemaPattern = /^[a-z_][a-z0-9_]{0,62}$/
-
-const invalid = (path: string, message: string): ConfigError.ConfigError => ConfigError.InvalidData([path], message)
-
-/**
- * Checks the URL without ever echoing it (it may carry a password) and adds the schema to the
- * connection's startup `options`, where PostgreSQL applies it before the first statement.
- */
-const prepareUrl = (
-  raw: string,
-  schema: string,
-  path: string
-): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> => {
-  const problem = (why: string) =>
-    Either.left(invalid(path, `${path} ${why}; expected a PostgreSQL URL of the form ${expectedUrl}`))
-  let url: URL
-  try {
-    url = new URL(raw.trim())
-  } catch {
-    return problem("is not a URL")
-  }
-  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
-    return problem(`has the scheme "${url.protocol.slice(0, 20)}" instead of postgres:`)
-  }
-  if (url.hostname === "" && !url.searchParams.has("host")) {
-    return problem("names no host")
-  }
-  const options = url.searchParams.get("options")
-  // A Ratchet process frozen inside a write transaction (SIGSTOP, a debugger) would otherwise hold
-  // the LSN counter's row lock, and with it every writer of the store, for as long as it stays
-  // frozen; the server ends such a session after this long, well inside a lease's default grace.
-  url.searchParams.set(
-    "options",
-    `${options === null ? "" : `${options} `}-c search_path=${schema} -c idle_in_transaction_session_timeout=${idleInTransactionTimeoutMs}`
-  )
-  return Either.right(Redacted.make(url.toString()))
-}
-
-/** How long a session may sit idle inside a transaction before the server ends it (milliseconds). */
-const idleInTransactionTimeoutMs = 15_000
-
-const prepare = (options: Options, urlPath: string, schemaPath: string): Either.Either<Prepared, ConfigError.ConfigError> => {
-  const schema = options.schema ?? defaultSchema
-  if (!schemaPattern.test(schema)) {
-    return Either.left(
-      invalid(
-        schemaPath,
-        `${schemaPath} must be a lowercase PostgreSQL identifier: a-z, 0-9 and _, not starting with a digit, at most 63 characters`
-      )
-    )
-  }
-  const maxConnections = options.maxConnections ?? defaultMaxConnections
-  if (!Number.isSafeInteger(maxConnections) || maxConnections < 1) {
-    return Either.left(invalid("maxConnections", "maxConnections must be a positive integer"))
-  }
-  const raw = Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url
-  return Either.map(prepareUrl(raw, schema, urlPath), (url) => ({ url, schema, maxConnections }))
-}
-
 const build = (prepared: Prepared): Layer.Layer<Services, StorageError.StorageError> => {
   const client = PgClient.layer({
     url: prepared.url,
@@ -481,9 +431,17 @@ const build = (prepared: Prepared): Layer.Layer<Services, StorageError.StorageEr
   )
   const engine = Layer.provideMerge(dialect, client)
   // Which runner works on which task, and the wake-up of idle runners (ADR 0042).
+  // With a session URL they get a small pool of their own there: one session for the claims, one
+  // for LISTEN.
+  const claimsClient: Effect.Effect<PgClient.PgClient, StorageError.StorageError, PgClient.PgClient | Scope.Scope> = prepared.sessionUrl === null
+    ? PgClient.PgClient
+    : Effect.map(
+      Layer.build(PgClient.layer({ url: prepared.sessionUrl, maxConnections: 2, applicationName: "ratchet-claims" })),
+      (context) => Context.get(context, PgClient.PgClient)
+    ).pipe(Effect.mapError((error) => classify("connect", error)))
   const claims = Layer.scoped(
     TaskClaims.TaskClaims,
-    Effect.flatMap(Effect.zip(PgClient.PgClient, Effect.scope), ([pg, scope]) => PostgresClaims.make(pg, prepared.schema, scope, classify))
+    Effect.flatMap(Effect.zip(claimsClient, Effect.scope), ([pg, scope]) => PostgresClaims.make(pg, prepared.schema, scope, classify))
   )
   // Fresh: layers are memoised by reference, and two stores in one graph must not share services.
   return Layer.mergeAll(Layer.fresh(stores), Layer.fresh(SqlBlobStore.layer), Layer.fresh(SqlLessonStore.layer), claims).pipe(
@@ -576,7 +534,8 @@ export const layer = (options: Options): Layer.Layer<Services, StorageError.Stor
 
 /**
  * {@link layer} configured from the environment: `RATCHET_DATABASE_URL` (required, a
- * `postgres://` URL) and `RATCHET_DATABASE_SCHEMA` (optional, default `public`).
+ * `postgres://` URL), `RATCHET_DATABASE_SCHEMA` (optional, default `public`) and
+ * `RATCHET_DATABASE_SESSION_URL` (optional: {@link Options.sessionUrl}).
  *
  * @since 0.1.0
  * @category layers
@@ -585,7 +544,8 @@ export const layerConfig: Layer.Layer<Services, StorageError.StorageError | Conf
   Effect.gen(function*() {
     const url = yield* Config.redacted(urlVariable)
     const schema = yield* Config.option(Config.string(schemaVariable))
-    return Either.match(prepare({ url, schema: Option.getOrUndefined(schema) }, urlVariable, schemaVariable), {
+    const sessionUrl = yield* Config.option(Config.redacted(sessionUrlVariable))
+    return Either.match(prepare({ url, schema: Option.getOrUndefined(schema), sessionUrl: Option.getOrUndefined(sessionUrl) }, urlVariable, schemaVariable, sessionUrlVariable), {
       onLeft: (error): Layer.Layer<Services, StorageError.StorageError | ConfigError.ConfigError> => Layer.fail(error),
       onRight: build
     })

@@ -12,11 +12,12 @@
  * with each other and with whatever else is in it.
  *
  * The checks live by promise family under `internal/checks/` (appends, fencing, the log's order,
- * read models, blobs, processes); this module is the catalogue and the public surface.
+ * read models, blobs, task claims, processes); this module is the catalogue and the public surface.
  *
  * @since 0.1.0
  */
 import { appendAtomic, appendCreates, concurrentInProcess, invalidIds, invalidShapes, projectFixed, unknownBranch, versionConflict } from "./internal/checks/Appends.js"
+import { checks as claimChecks } from "./internal/checks/Claims.js"
 import { blobDedup, blobHostile, blobMissing, blobRoundTrip, blobVerify } from "./internal/checks/Blobs.js"
 import { leaseAcquire, leaseAcrossBranches, leaseDeadline, leaseHeartbeat, leaseHeld, leaseRelease, leaseTakeover } from "./internal/checks/Fencing.js"
 import type { Check, ProcessCheck } from "./internal/checks/Kit.js"
@@ -99,7 +100,8 @@ export const checks = (options: { readonly histories?: HistoryOptions | undefine
   blobDedup,
   blobMissing,
   blobHostile,
-  blobVerify
+  blobVerify,
+  ...claimChecks
 ]
 
 /**

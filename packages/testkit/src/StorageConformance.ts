@@ -48,6 +48,9 @@
  * - blobs: content addressing, dedup, missing, hostile refs, hash verification (blob.*; the last
  *   needs a `StorageFaults` service in the layer);
  * - lessons: the lesson store's streams, read model and search (lesson.*; see `LessonChecks`);
+ * - claims: `TaskClaims` within one process — exclusive and not re-entrant, independent per task and
+ *   project, releases of unheld tasks change nothing, one winner of concurrent claims (claims.*);
+ *   a store without claims of its own merges `TaskClaims.layerLocal` into its layer;
  * - processes: real OS processes opening a fresh store at once, racing one expected version, and
  *   writing under a fenced epoch (processes.*).
  *

@@ -21,6 +21,8 @@ export * as LessonChecks from "./LessonChecks.js"
 export * as Lessons from "./Lessons.js"
 /** @since 0.2.0 */
 export * as Signing from "./Signing.js"
+/** @since 0.5.0 */
+export * as StandIn from "./StandIn.js"
 /** @since 0.1.0 */
 export * as StorageChecks from "./StorageChecks.js"
 /** @since 0.1.0 */

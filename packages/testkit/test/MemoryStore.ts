@@ -16,6 +16,7 @@ import * as LessonStore from "@ratchet/storage/LessonStore"
 import * as MemoryLessonStore from "@ratchet/storage/MemoryLessonStore"
 import * as ReadModel from "@ratchet/storage/ReadModel"
 import * as StorageError from "@ratchet/storage/StorageError"
+import * as TaskClaims from "@ratchet/storage/TaskClaims"
 import { StorageFaults } from "@ratchet/testkit/StorageFaults"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -415,7 +416,9 @@ export const layer = (
         Layer.succeed(ReadModel.ReadModels, memory.readModels),
         Layer.succeed(LeaseStore.LeaseStore, memory.leaseStore),
         Layer.succeed(BlobStore, memory.blobStore),
-        Layer.succeed(LessonStore.LessonStore, MemoryLessonStore.make())
+        Layer.succeed(LessonStore.LessonStore, MemoryLessonStore.make()),
+        // One process, so the local claims (the suite's claims group holds them to the contract).
+        TaskClaims.layerLocal
       )
       // Without faults the layer provides less than its type says; the one test that asks for it
       // checks that the suite notices the missing service.

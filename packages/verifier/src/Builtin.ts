@@ -29,3 +29,13 @@ export const verifiers: ReadonlyArray<Verifier.Verifier> = [
  * @category layers
  */
 export const layer: Layer.Layer<Verifier.Verifiers> = Verifier.layer(...verifiers)
+
+/**
+ * The built-in verifiers, with the command verifier's checks started by `launcher` (the
+ * unattended loop's sandbox, ADR 0043).
+ *
+ * @since 0.5.0
+ * @category layers
+ */
+export const layerWith = (options: { readonly launcher: CommandVerifier.Launcher }): Layer.Layer<Verifier.Verifiers> =>
+  Verifier.layer(CommandVerifier.make({ launcher: options.launcher }), JUnitVerifier.verifier, ArtifactVerifier.verifier, ManualVerifier.verifier)

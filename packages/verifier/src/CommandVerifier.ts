@@ -84,20 +84,39 @@ const checkEnvironment = (): NodeJS.ProcessEnv => {
 }
 
 /**
+ * What starts a check's program: given `sh -c <command>` and the directory, the program to spawn
+ * instead (the unattended loop runs every check in its sandbox, ADR 0043). The program it returns
+ * must keep its children in its process group, or end them when it ends.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export type Launcher = (
+  argv: { readonly file: string; readonly args: ReadonlyArray<string> },
+  cwd: string
+) => { readonly file: string; readonly args: ReadonlyArray<string> }
+
+/**
  * Runs `command` with `sh -c` in `cwd`; never fails (a spawn error is `notStarted`). The child
  * and everything it starts are killed when the timeout passes or the effect is interrupted.
+ * `launcher`, when given, says what runs `sh -c <command>` (a sandbox).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const run = (command: string, options: { readonly cwd: string; readonly timeoutMs: number }): Effect.Effect<Ran> =>
+export const run = (
+  command: string,
+  options: { readonly cwd: string; readonly timeoutMs: number; readonly launcher?: Launcher | undefined }
+): Effect.Effect<Ran> =>
   Effect.async<Ran>((resume) => {
     const startedAt = Date.now()
     const out = collector()
     const err = collector()
     let timedOut = false
     let settled = false
-    const child = spawn("sh", ["-c", command], {
+    const shell = { file: "sh", args: ["-c", command] }
+    const argv = options.launcher === undefined ? shell : options.launcher(shell, options.cwd)
+    const child = spawn(argv.file, [...argv.args], {
       cwd: options.cwd,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
@@ -208,12 +227,12 @@ export const judge = (
 }
 
 /**
- * The command verifier.
+ * The command verifier whose checks `options.launcher` starts (see {@link Launcher}).
  *
- * @since 0.1.0
+ * @since 0.5.0
  * @category constructors
  */
-export const verifier: Verifier.Verifier = {
+export const make = (options: { readonly launcher?: Launcher | undefined } = {}): Verifier.Verifier => ({
   name: "command",
   appliesTo: (criterion: Spec.AcceptanceCriterion) => criterion.verify !== undefined,
   verify: (criterion, ctx) =>
@@ -222,7 +241,7 @@ export const verifier: Verifier.Verifier = {
       const timeoutSeconds = verify.timeoutSeconds ?? defaultTimeoutSeconds
       const expected = verify.expectExitCode ?? 0
       const timeoutMs = Math.max(0, Math.min(timeoutSeconds * 1_000, ctx.deadline - Date.now()))
-      const ran = yield* run(verify.command, { cwd: ctx.workspace.root, timeoutMs })
+      const ran = yield* run(verify.command, { cwd: ctx.workspace.root, timeoutMs, launcher: options.launcher })
       const stdoutRef = ran.stdout.length > 0 ? yield* ctx.blobs.put(ran.stdout) : null
       const stderrRef = ran.stderr.length > 0 ? yield* ctx.blobs.put(ran.stderr) : null
       const judged = judge(ran, expected, timeoutSeconds)
@@ -248,4 +267,12 @@ export const verifier: Verifier.Verifier = {
       }
       return { verifier: "command", verdict: judged.verdict, reason: judged.reason, evidence: [evidence] }
     })
-}
+})
+
+/**
+ * The command verifier, its checks started directly.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const verifier: Verifier.Verifier = make()

@@ -170,7 +170,7 @@ export const StepView = Schema.Struct({
 export const LessonShownView = Schema.Struct({
   lessonId: Text,
   status: Lesson.Status,
-  via: Schema.Literal("hook", "mcp", "cli"),
+  via: Schema.Literal("hook", "mcp", "cli", "runner"),
   at: Int,
   stepId: Schema.NullOr(Text),
   attempt: Schema.NullOr(Int)

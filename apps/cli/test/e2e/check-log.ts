@@ -4,6 +4,7 @@
  * every attempt and intent transition in it is legal for its machine, and the read models rebuilt
  * by a cold fold equal the stored ones.
  *
+ * The tests run its bundle, which their global setup builds (`harness.helper`).
  * Run as `node --conditions=@ratchet/source --import tsx check-log.ts <taskId>` with the CLI's
  * store environment. Prints one JSON line `{ ok, state, events, problems }`.
  */

@@ -7,6 +7,7 @@
  * 2. the run cannot be recovered: `Fail` (`TaskFailed`), under the lease;
  * 3. the lease released (`LeaseReleased`).
  *
+ * The tests run its bundle, which their global setup builds (`harness.helper`).
  * Run as `node --conditions=@ratchet/source --import tsx fail-run.ts <repo> <taskId>` with the
  * same environment as the CLI (`RATCHET_HOME`, or `RATCHET_DATABASE_URL` and
  * `RATCHET_DATABASE_SCHEMA`). Prints one JSON line `{ ok, runId, lsns }`; any refusal is a non-zero

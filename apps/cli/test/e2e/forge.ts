@@ -8,6 +8,7 @@
  * - `moved`: a real signature of the approver, lifted from the task's restatement approval and
  *   re-labelled as the plan's.
  *
+ * The tests run its bundle, which their global setup builds (`harness.helper`).
  * Run as `node --conditions=@ratchet/source --import tsx forge.ts <repo> <taskId> <kind>` with the
  * CLI's environment. Prints one JSON line `{ ok, lsn }`.
  */

@@ -19,6 +19,8 @@ import { fileURLToPath } from "node:url"
 import { testSchemaName, testUrl } from "@ratchet/testkit/Postgres"
 import Database from "better-sqlite3"
 import pg from "pg"
+import { it } from "vitest"
+import { helpers, helpersDir } from "./build.js"
 
 /** The CLI package (`apps/cli`). */
 export const cliRoot = fileURLToPath(new URL("../..", import.meta.url))
@@ -679,8 +681,7 @@ export const toPlanApproved = async (world: World, goal: string, spec: string = 
  * lease + run start, fail, release.
  */
 export const failThroughStore = async (world: World, taskId: string): Promise<Result> => {
-  const script = path.join(cliRoot, "test", "e2e", "fail-run.ts")
-  const result = await exec(process.execPath, ["--conditions=@ratchet/source", "--import", "tsx", script, world.repo, taskId], {
+  const result = await exec(process.execPath, [helper("fail-run"), world.repo, taskId], {
     cwd: cliRoot,
     env: world.env
   })
@@ -690,8 +691,27 @@ export const failThroughStore = async (world: World, taskId: string): Promise<Re
 
 /** What check-log.ts finds in a task's log: it decodes, folds, keeps its machines and equals its read models. */
 export const checkLog = async (world: World, taskId: string): Promise<{ readonly ok: boolean; readonly state: string; readonly events: number; readonly problems: ReadonlyArray<string> }> => {
-  const script = path.join(cliRoot, "test", "e2e", "check-log.ts")
-  const result = await exec(process.execPath, ["--conditions=@ratchet/source", "--import", "tsx", script, taskId], { cwd: cliRoot, env: world.env })
+  const result = await exec(process.execPath, [helper("check-log"), taskId], { cwd: cliRoot, env: world.env })
   if (result.code !== 0) throw new Error(`check-log exited ${result.code}\n${result.stdout}\n${result.stderr}`)
   return result.json
 }
+
+/**
+ * Whether a scenario's engine-independent test runs on `engine` (ADR 0046): on SQLite, and on
+ * PostgreSQL too when `RATCHET_E2E_EVERY_ENGINE=1` (for a change under the store's interface that a
+ * kept twin's store-specific tests may not reach).
+ */
+export const onThisEngine = (engine: Engine): boolean => engine.name === "sqlite" || process.env["RATCHET_E2E_EVERY_ENGINE"] === "1"
+
+/**
+ * `it` for a scenario's test that does not depend on the store's engine (ADR 0046): it runs where
+ * {@link onThisEngine} says, so a PostgreSQL twin keeps only what is about the store, and the
+ * storage conformance suite proves the engines alike under the rest.
+ */
+export const engineIndependent = (engine: Engine): ReturnType<typeof it.runIf> => it.runIf(onThisEngine(engine))
+
+/**
+ * The bundle of one of the tests' helper programs (`check-log.ts`, `fail-run.ts`, `forge.ts`,
+ * `lesson-store.ts`), which the global setup (`build.ts`) builds: run it with node.
+ */
+export const helper = (name: (typeof helpers)[number]): string => path.join(helpersDir, `${name}.mjs`)

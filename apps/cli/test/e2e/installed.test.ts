@@ -1,9 +1,9 @@
 /**
  * The published CLI as a user gets it (ADR 0024): `npm pack` in apps/cli (its `prepack` builds the
  * bundles), the tarball installed with `npm i -g --prefix` into a fresh directory outside the
- * repository (npm builds better-sqlite3 from source, from its cache), and then, with `PATH`
- * holding only that prefix's bin and node's directory, one task driven from `ratchet init` to
- * COMPLETED in a fresh git repository with its own `RATCHET_HOME`, following
+ * repository (better-sqlite3's addon prebuilt from the one this checkout built, `localPrebuild`),
+ * and then, with `PATH` holding only that prefix's bin and node's directory, one task driven from
+ * `ratchet init` to COMPLETED in a fresh git repository with its own `RATCHET_HOME`, following
  * docs/guides/getting-started.md: the approval key, a task, its brief, the spec, preflight, the
  * plan (each approved at a terminal with the key's passphrase), `ratchet run`, `ratchet verify`,
  * `ratchet done`.
@@ -13,9 +13,10 @@
  * `ratchet run` starts is the one the package carries (node resolves nothing above the prefix's
  * `lib/node_modules`, and this repository is not there).
  *
- * Slow (the native build dominates: one to two minutes), so this file installs once.
+ * Slow (npm's install dominates), so this file installs once.
  */
 import { execFileSync, spawnSync } from "node:child_process"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -25,7 +26,7 @@ import { cliRoot, confirmationOf, exec, execTty, passphrase, type Result } from 
 /** The repository this test runs in. */
 const repositoryRoot = path.resolve(cliRoot, "..", "..")
 
-/** How long `npm pack` and `npm i -g` together may take: the install compiles SQLite. */
+/** How long `npm pack` and `npm i -g` together may take (npm resolves and unpacks every dependency). */
 const installTimeoutMs = 10 * 60_000
 
 const inside = (parent: string, child: string): boolean => {
@@ -182,9 +183,40 @@ beforeAll(async () => {
   await execLong(
     "npm",
     ["install", "--global", "--prefix", prefix, "--prefer-offline", "--no-audit", "--no-fund", "--allow-scripts=better-sqlite3", tarball.file],
-    { cwd: root, env: npmEnv() }
+    { cwd: root, env: { ...npmEnv(), ...localPrebuild() } }
   )
 }, installTimeoutMs)
+
+/**
+ * better-sqlite3's install script (`prebuild-install || node-gyp rebuild`) takes a prebuilt addon
+ * from `npm_config_better_sqlite3_local_prebuilds` when one for this node is there, as an offline
+ * user's or a company mirror's would. Compiling SQLite again costs a core for minutes on a loaded
+ * machine and tests nothing of Ratchet's (this checkout's `npm ci` compiled the same source), so
+ * the addon that build made is offered, packed the way prebuild-install names and unpacks it. It is
+ * offered where prebuild-install's name for it is known (glibc Linux: no libc part) and `tar` packs
+ * it; elsewhere npm compiles it as it would for a user.
+ */
+const addonPackage = path.join(repositoryRoot, "node_modules", "better-sqlite3")
+const builtAddon = path.join(addonPackage, "build", "Release", "better_sqlite3.node")
+const offersPrebuild = process.platform === "linux" &&
+  (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime !== undefined &&
+  fs.existsSync(builtAddon) &&
+  spawnSync("tar", ["--version"], { stdio: "ignore" }).status === 0
+
+const sha256Of = (file: string): string => createHash("sha256").update(fs.readFileSync(file)).digest("hex")
+
+const localPrebuild = (): Record<string, string> => {
+  if (!offersPrebuild) return {}
+  const { version } = JSON.parse(fs.readFileSync(path.join(addonPackage, "package.json"), "utf8")) as { version: string }
+  const stage = path.join(root, "prebuild")
+  const dir = path.join(root, "prebuilds")
+  fs.mkdirSync(path.join(stage, "build", "Release"), { recursive: true })
+  fs.mkdirSync(dir)
+  fs.copyFileSync(builtAddon, path.join(stage, "build", "Release", "better_sqlite3.node"))
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`
+  execFileSync("tar", ["-C", stage, "-czf", path.join(dir, name), "build"])
+  return { npm_config_better_sqlite3_local_prebuilds: dir }
+}
 
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 
@@ -209,6 +241,14 @@ describe("the CLI installed from its tarball", { timeout: 300_000 }, () => {
     expect(installed["bin"]).toEqual({ ratchet: "./bin/ratchet.mjs" })
     expect(fs.existsSync(path.join(installedPackage, "node_modules", "@ratchet"))).toBe(false)
     expect(fs.existsSync(path.join(installedPackage, "node_modules", "better-sqlite3", "build", "Release", "better_sqlite3.node"))).toBe(true)
+  })
+
+  // A prebuild that did not match (its name, this node's ABI) would be compiled instead, slowly and
+  // unseen: the addon installed is the one offered.
+  it.runIf(offersPrebuild)("installs better-sqlite3's addon from the prebuild it was offered, compiling nothing", () => {
+    const installedAddon = path.join(installedPackage, "node_modules", "better-sqlite3", "build", "Release", "better_sqlite3.node")
+    expect(sha256Of(installedAddon)).toBe(sha256Of(builtAddon))
+    expect(fs.existsSync(path.join(installedPackage, "node_modules", "better-sqlite3", "build", "Release", "obj.target"))).toBe(false)
   })
 
   it("is the ratchet on PATH, resolved under the prefix, and names its version and commit", async () => {

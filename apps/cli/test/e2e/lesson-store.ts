@@ -2,13 +2,14 @@
  * The lessons service over the CLI's store, for the tests' set-up and their reads of what the CLI
  * wrote (`@ratchet/memory`, as the controller uses it):
  *
- * - `verified <repo> <lessonId> <glob>`: a lesson of the repository's project scoped to `glob`,
- *   proposed by Ratchet and made verified by the evaluator on failures with its fingerprint in two
+ * - `verified <repo> <lessonId> <glob> [taskType]`: a lesson of the repository's project scoped to
+ *   `glob` (and to `taskType` when given), proposed by Ratchet and made verified by the evaluator on failures with its fingerprint in two
  *   runs (as two tasks' verifications failing the same way would record them);
  * - `show <lessonId>`: its status, the runs it was shown to and its stream's events;
  * - `as-agent <lessonId> <Pin|Reject|Deprecate>`: the control asked by an agent (no receipt): the
  *   kernel's refusal, or `{ ok: true }` if it were ever accepted.
  *
+ * The tests run its bundle, which their global setup builds (`harness.helper`).
  * Run as `node --conditions=@ratchet/source --import tsx lesson-store.ts …` with the CLI's
  * environment. Prints one JSON line.
  */
@@ -31,12 +32,12 @@ const program = Effect.gen(function*() {
   const lessons = yield* Lessons.Lessons
   switch (verb) {
     case "verified": {
-      const [repo, lessonId, glob] = args
-      if (repo === undefined || lessonId === undefined || glob === undefined) return yield* Effect.dieMessage("usage: verified <repo> <lessonId> <glob>")
+      const [repo, lessonId, glob, taskType] = args
+      if (repo === undefined || lessonId === undefined || glob === undefined) return yield* Effect.dieMessage("usage: verified <repo> <lessonId> <glob> [taskType]")
       const projectId = projectOf(repo)
       const fingerprint = LessonFixtures.fingerprint("test", 1, `${lessonId}: expected 2 rows, got 3`)
       const body = LessonFixtures.body(projectId, {
-        scope: { projectId, paths: [glob] },
+        scope: { projectId, paths: [glob], ...(taskType === undefined ? {} : { taskTypes: [taskType] }) },
         trigger: "A test formats a date near midnight",
         wrongAssumption: "The test machine's clock is in UTC",
         actualRule: "Freeze the clock and set TZ explicitly in every date test",

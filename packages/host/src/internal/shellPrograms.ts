@@ -11,6 +11,7 @@
  */
 import type { Word } from "./shellSyntax.js"
 import * as Targets from "./shellTargets.js"
+import * as WriteTargets from "./writeTargets.js"
 
 /** The last path segment of a word: the program `/usr/bin/env` runs is `env`. */
 export const basename = (word: string): string => word.slice(word.lastIndexOf("/") + 1)
@@ -478,7 +479,6 @@ export const effectsOf = (words: ReadonlyArray<string>): Effects => {
       return { paths: operands(args), unknown: false, destructive: recursive && force || program === "shred" ? [`${text} deletes without asking`] : [] }
     }
     case "mv":
-      return { paths: operands(args), unknown: false, destructive: [] }
     case "cp":
     case "install":
     case "rsync": {
@@ -486,8 +486,13 @@ export const effectsOf = (words: ReadonlyArray<string>): Effects => {
       const flag = args.findIndex((word) => word === "-t" || word === "--target-directory")
       const target = args.find((word) => word.startsWith("--target-directory="))?.slice("--target-directory=".length) ??
         (flag !== -1 ? args[flag + 1] : targets[targets.length - 1])
+      const landed = target === undefined ? [] : WriteTargets.landings(targets.filter((word) => word !== target), target)
+      if (program === "mv") return { paths: [...targets, ...landed], unknown: false, destructive: [] }
       const deletes = program === "rsync" && args.some((word) => word.startsWith("--delete"))
-      return { paths: target === undefined ? [] : [target], unknown: false, destructive: deletes ? [`${text} deletes files at the target`] : [] }
+      // A tree copied (`cp -r tpl/. .`, `rsync -a tpl/ ./`) writes whatever it holds below the target.
+      const tree = program !== "install" && (hasFlag(args, "r", ["--recursive", "--archive"]) || hasFlag(args, "R", []) || hasFlag(args, "a", []))
+      const trees = tree && target !== undefined ? [target] : []
+      return { paths: target === undefined ? [] : [target, ...landed], unknown: false, destructive: deletes ? [`${text} deletes files at the target`] : [], trees }
     }
     case "touch":
     case "mkdir":

@@ -104,6 +104,14 @@ export const makeReading = () => {
         }
       }
     },
+    /**
+     * The value of an assignment (`d=.claude`, `env F=x`, `export F=x`): a later `"$d"` names it,
+     * so it counts as a place handed over, relative to where the line has `cd`'d.
+     */
+    assigned: (text: string, line: Line) => {
+      const value = /^[A-Za-z_][A-Za-z0-9_]*\+?=(.*)$/s.exec(text)?.[1]
+      if (value !== undefined && value !== "") touches.add(relativeTo(line)(value))
+    },
     /** A file the line writes (devices aside), relative to where it has `cd`'d. */
     write: (target: string, line: Line) => {
       if (devices.test(target)) return

@@ -2,7 +2,7 @@
  * The runner's agent is fenced by the run's hooks (ADR 0040), end to end through the bundled CLI
  * and runner: `ratchet run` starts the stand-in `claude` with `--settings` carrying Ratchet's hooks
  * (the launcher by absolute path), and the stand-in makes its tool calls through those hooks, as
- * Claude Code does (`apps/runner/test/stand-in/hooks.mjs`), so the real `ratchet hook claude-code`
+ * Claude Code does (`packages/testkit/stand-in/hooks.mjs`), so the real `ratchet hook claude-code`
  * judges each against the store:
  * - an edit inside the scope is allowed and is an intent of the agent's attempt, dispatched before
  *   the edit and resolved after, under the runner's lease epoch; one whose end no hook reported is
@@ -16,13 +16,13 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { checkLog, type Engine, events, exec, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
+import { checkLog, type Engine, engineIndependent, events, exec, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
 import { planOf, transitionsOf } from "./run.js"
+import * as StandIn from "@ratchet/testkit/StandIn"
 
-const standIn = fileURLToPath(new URL("../../../../runner/test/stand-in/claude.mjs", import.meta.url))
-const stream = fileURLToPath(new URL("../../../../../packages/host-claude-code/test/fixtures/stream-json/edit-and-test.jsonl", import.meta.url))
+const standIn = StandIn.claude
+const stream = StandIn.streamFile("claude", "success")
 
 const agentStep = [
   "  - id: impl",
@@ -43,8 +43,10 @@ const forged = "A".repeat(43)
 export const agentFenceScenarios = (engine: Engine): void => {
   afterAll(removeWorlds)
 
-  describe("the runner's agent is fenced by the run's hooks", { concurrent: true, timeout: 300_000 }, () => {
-    it("records an in-scope edit as an intent of the attempt, and denies and notes a write outside the scope, ratchet approve, and an impostor", async () => {
+  const anyEngine = engineIndependent(engine)
+
+  describe("the runner's agent is fenced by the run's hooks", { concurrent: true, timeout: 480_000 }, () => {
+    anyEngine("records an in-scope edit as an intent of the attempt, and denies and notes a write outside the scope, ratchet approve, and an impostor", async () => {
       const world = await makeWorld(engine)
       const taskId = await toPlanApproved(world, "A fenced agent adds a flag", specText(), planOf([agentStep]))
       const hookLog = path.join(world.root, "hooks.ndjson")
@@ -58,7 +60,8 @@ export const agentFenceScenarios = (engine: Engine): void => {
         { tool: "Write", input: { file_path: "test/unreported.txt", content: "yes\n" }, skipPost: true }
       ])
       const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }
-      const ran = await world.run(["run", taskId, "--json"], { env })
+      // Six hook processes one after another, beside the other scenarios: longer than a call's usual bound.
+      const ran = await world.run(["run", taskId, "--json"], { env, timeoutMs: 240_000 })
       expect(ran.code, ran.stderr).toBe(0)
       const lines = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
       expect(lines.at(-1).outcomes[0]).toMatchObject({ taskId, state: "VERIFYING" })
@@ -104,7 +107,7 @@ export const agentFenceScenarios = (engine: Engine): void => {
       // The two denials the fence let through to the guard are noted on the attempt, with why; the impostors wrote nothing.
       const notes = log.filter((record) => record.type === "AttemptNoted").map((record) => record.event.note as string)
       expect(notes).toHaveLength(3)
-      expect(notes[0]).toMatch(/^tool call refused: .*src\/outside\.txt.*allowed scope/)
+      expect(notes[0]).toMatch(/^tool call refused: call toolu_\S+: .*src\/outside\.txt.*allowed scope/)
       expect(notes[1]).toMatch(/^tool call refused: .*ratchet approve.*is for a person/)
       expect(notes[2]).toBe(`closed when the agent ended, their end never reported by a hook (the host ran no end hook for them, or stopped mid-call): ${recordedIds[2]}`)
       expect(log.filter((record) => record.type === "TurnRecorded").some((record) => record.event.turn._tag === "toolRejected")).toBe(true)
@@ -113,7 +116,7 @@ export const agentFenceScenarios = (engine: Engine): void => {
       expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "VERIFYING" })
     })
 
-    it("denies a write into the hosts' configuration even where the scope allows it, and fails closed when a call ran without the hooks", async () => {
+    anyEngine("denies a write into the hosts' configuration even where the scope allows it and a nested agent, and fails closed when calls ran without the hooks", async () => {
       const world = await makeWorld(engine)
       // The project keeps its hosts' configuration in the repository, and the spec lets the work touch it.
       for (const dir of [".claude", ".codex"]) {
@@ -131,68 +134,110 @@ export const agentFenceScenarios = (engine: Engine): void => {
         // What would run the next attempt unfenced: denied, not done, noted.
         { tool: "Write", input: { file_path: ".claude/settings.local.json", content: "{\"disableAllHooks\": true}\n" } },
         { tool: "Bash", input: { command: "echo '[features]' > .codex/config.toml", description: "Configure Codex" } },
-        // A call Claude Code made without running any hook (as with hooks switched off).
-        { tool: "Write", input: { file_path: "test/unfenced.txt", content: "unfenced\n" }, noHooks: true }
+        // A nested agent, which would run without the run's fence: denied, not started, noted.
+        { tool: "Bash", input: { command: "FOO=1 claude -p --settings '{\"disableAllHooks\":true}' 'write test/nested.txt'", description: "Ask another agent" } },
+        // Calls Claude Code made without running any hook (as with hooks switched off): one that
+        // succeeded, and one that wrote and then failed (a failed call no refusal names is not a denial).
+        { tool: "Write", input: { file_path: "test/unfenced.txt", content: "unfenced\n" }, noHooks: true },
+        { tool: "Bash", input: { command: "echo half > test/half.txt; exit 1", description: "Half a change" }, noHooks: true }
       ])
       const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }
-      const ran = await world.run(["run", taskId, "--json"], { env })
+      const ran = await world.run(["run", taskId, "--json"], { env, timeoutMs: 240_000 })
       expect(ran.code, ran.stderr).toBe(3)
       const lines = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
       expect(lines.at(-1).outcomes[0]).toMatchObject({ taskId, state: "BLOCKED", blocker: { category: "decision_needed" } })
 
       const answers = fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => JSON.parse(line))
       const pre = answers.filter((answer) => answer.event === "PreToolUse")
-      // Only the two calls that ran their hooks; both denied.
-      expect(pre.map((answer) => JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision)).toEqual(["deny", "deny"])
+      // Only the three calls that ran their hooks; all denied.
+      expect(pre.map((answer) => JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision)).toEqual(["deny", "deny", "deny"])
       expect(fs.existsSync(path.join(world.repo, ".claude", "settings.local.json"))).toBe(false)
       expect(fs.existsSync(path.join(world.repo, ".codex", "config.toml"))).toBe(false)
       expect(fs.readFileSync(path.join(world.repo, "test", "unfenced.txt"), "utf8")).toBe("unfenced\n")
+      expect(fs.readFileSync(path.join(world.repo, "test", "half.txt"), "utf8")).toBe("half\n")
 
       const log = await events(world, taskId)
       const notes = log.filter((record) => record.type === "AttemptNoted").map((record) => record.event.note as string)
-      expect(notes).toHaveLength(2)
-      expect(notes[0]).toMatch(/^tool call refused: .*\.claude\/settings\.local\.json.*in \.claude\/, the host's configuration/)
-      expect(notes[1]).toMatch(/^tool call refused: .*\.codex.*the host's configuration/)
+      expect(notes).toHaveLength(3)
+      expect(notes[0]).toMatch(/^tool call refused: call toolu_standin_1_\d+: .*\.claude\/settings\.local\.json.*in \.claude\/, the host's configuration/)
+      expect(notes[1]).toMatch(/^tool call refused: call toolu_standin_2_\d+: .*\.codex.*the host's configuration/)
+      expect(notes[2]).toMatch(/^tool call refused: call toolu_standin_3_\d+: Bash: FOO=1 claude -p .* — the command starts claude, a host's CLI/)
       // No intent but the agent's own: the unfenced call was never recorded.
       expect(log.filter((record) => record.type === "IntentRecorded")).toHaveLength(1)
       const reported = log.find((record) => record.type === "AgentReported")!
-      expect(reported.event.reason).toMatch(/^the run's hooks did not run for 1 tool call of the agent \(Write toolu_standin_3_\d+\): they were neither judged nor recorded/)
+      expect(reported.event.reason).toMatch(
+        /^the run's hooks did not run for 2 tool calls of the agent \(Write toolu_standin_4_\d+, Bash toolu_standin_5_\d+\): they were neither judged nor recorded/
+      )
       expect(transitionsOf(log)).toEqual(["impl#1:Pending→Running", "impl#1:Running→Failed"])
       const blocked = log.find((record) => record.type === "TaskBlocked")!
       expect(JSON.stringify(blocked.event)).toContain("ran without the run's hooks")
       expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "BLOCKED" })
     })
 
-    it("notes at most 50 refusals on an attempt, the last saying later ones are not, and refuses the rest all the same", async () => {
+    anyEngine("denies the agent's write of .mcp.json, and blocks the task when a script it ran wrote one, though the scope allows it", async () => {
+      const world = await makeWorld(engine)
+      const spec = specText({ allowedScope: [".mcp.json", "test/**"] })
+      const taskId = await toPlanApproved(world, "A fenced agent adds an MCP server", spec, planOf([agentStep]))
+      const script = "require('node:fs').writeFileSync('.mcp.json', JSON.stringify({ mcpServers: { x: { command: 'sh' } } }))\n"
+      const tools = toolsFile(world, [
+        // Written directly: the guard refuses it (a protected file, whatever the scope).
+        { tool: "Write", input: { file_path: ".mcp.json", content: "{\"mcpServers\":{}}\n" } },
+        // Written by a script the agent runs, which the guard cannot read: the step's end sees it.
+        { tool: "Write", input: { file_path: "test/setup.js", content: script } },
+        { tool: "Bash", input: { command: "node test/setup.js", description: "Set up" } }
+      ])
+      const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools }
+      const ran = await world.run(["run", taskId, "--json"], { env })
+      expect(ran.code, ran.stderr).toBe(3)
+      const lines = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
+      const outcome = lines.at(-1).outcomes[0]
+      expect(outcome).toMatchObject({ taskId, state: "BLOCKED", blocker: { category: "scope_violation", owner: "user" } })
+      expect(outcome.blocker.requiredAction).toContain("Step impl changed the hosts' configuration: .mcp.json (the hosts' configuration, which no step may change)")
+      expect(fs.existsSync(path.join(world.repo, ".mcp.json"))).toBe(true)
+
+      const log = await events(world, taskId)
+      const notes = log.filter((record) => record.type === "AttemptNoted").map((record) => record.event.note as string)
+      expect(notes).toHaveLength(1)
+      expect(notes[0]).toMatch(/^tool call refused: call toolu_standin_1_\d+: .*\.mcp\.json, a \.mcp\.json file, the host's configuration/)
+      const exited = log.find((record) => record.type === "CommandExited")!
+      expect(exited.event.changedPaths).toEqual([".mcp.json", "test/setup.js"])
+      expect(transitionsOf(log)).toEqual(["impl#1:Pending→Running", "impl#1:Running→Succeeded"])
+      expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "BLOCKED" })
+    })
+
+    // The bound is the controller's, the same on every engine: 53 hook processes one after another.
+    anyEngine("notes at most 50 refusals on an attempt, the last saying later ones are not, and refuses the rest all the same", async () => {
       const world = await makeWorld(engine)
       const taskId = await toPlanApproved(world, "A denied agent keeps trying", specText(), planOf([agentStep.replace("timeoutSeconds: 120", "timeoutSeconds: 600")]))
       const hookLog = path.join(world.root, "hooks.ndjson")
       const tools = toolsFile(world, Array.from({ length: 53 }, (_, i) => ({ tool: "Write", input: { file_path: `src/out-${i}.txt`, content: "no\n" } })))
       const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }
       // 53 hook processes, one after another, beside the other scenarios: longer than a call's usual bound.
-      const ran = await world.run(["run", taskId, "--json"], { env, timeoutMs: 240_000 })
+      const ran = await world.run(["run", taskId, "--json"], { env, timeoutMs: 480_000 })
       expect(ran.code, ran.stderr).toBe(0)
       const pre = fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => JSON.parse(line)).filter((answer) => answer.event === "PreToolUse")
       expect(pre.map((answer) => JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision)).toEqual(Array.from({ length: 53 }, () => "deny"))
       expect(fs.readdirSync(path.join(world.repo)).filter((name) => name === "src")).toEqual([])
       const notes = (await events(world, taskId)).filter((record) => record.type === "AttemptNoted").map((record) => record.event.note as string)
       expect(notes).toHaveLength(50)
-      expect(notes[48]).toMatch(/^tool call refused: Write.*src\/out-48\.txt — .*outside the allowed scope/)
+      expect(notes[48]).toMatch(/^tool call refused: call toolu_\S+: Write.*src\/out-48\.txt — .*outside the allowed scope/)
       expect(notes[48]).not.toContain("refusal noted on this attempt")
       expect(notes[49]).toMatch(/src\/out-49\.txt .*\(the 50th refusal noted on this attempt: later ones are refused without a note; the agent's transcript lists them\)$/)
-    })
+    }, 600_000)
 
     it("a runner killed with SIGKILL while its agent's tool call is dispatched: --takeover leaves the attempt Indeterminate, never re-running the agent", async () => {
       const world = await makeWorld(engine)
       const taskId = await toPlanApproved(world, "A fenced agent outlives its runner", specText(), planOf([agentStep]))
       const starts = path.join(world.root, "starts")
       const hookLog = path.join(world.root, "hooks.ndjson")
+      const grace = 20_000
       // The call is allowed and dispatched, and the host dies before its end is reported.
       const tools = toolsFile(world, [{ tool: "Write", input: { file_path: "test/flag.txt", content: "--json\n" }, skipPost: true }])
       const env = {
-        // A grace long enough for the agent's first hook to run under the dead runner's lease.
+        // A grace long enough for the agent's first hook to run under the dead runner's lease, even
+        // on a loaded machine (its node processes started one after another: the stand-in, then the hook).
         RATCHET_LEASE_HEARTBEAT_MS: "1000",
-        RATCHET_LEASE_GRACE_MS: "8000",
+        RATCHET_LEASE_GRACE_MS: String(grace),
         RATCHET_CLAUDE_BIN: standIn,
         STAND_IN_FIXTURE: stream,
         STAND_IN_TOOLS: tools,
@@ -205,14 +250,14 @@ export const agentFenceScenarios = (engine: Engine): void => {
       // then for the grace to pass.
       let toolId: string | undefined
       const crashedAt = Date.now()
-      for (let tries = 0; tries < 30 && toolId === undefined; tries++) {
+      while (toolId === undefined && Date.now() < crashedAt + grace - 1_000) {
         await new Promise((resolve) => setTimeout(resolve, 200))
         const log = await events(world, taskId)
         toolId = log.find((record) => record.type === "IntentDispatched" && !record.event.intentId.startsWith("in-agent-"))?.event.intentId
       }
       expect(toolId, fs.existsSync(hookLog) ? fs.readFileSync(hookLog, "utf8") : "no hook ran").toBeDefined()
       expect((await status(world, taskId)).lease.status).not.toBe("free")
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, crashedAt + 8_500 - Date.now())))
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, crashedAt + grace + 500 - Date.now())))
       const recovered = await world.run(["run", taskId, "--takeover", "--json"], { env })
       expect(recovered.code, recovered.stderr).toBe(3)
       const result = JSON.parse(recovered.stdout.trim().split("\n").at(-1)!)

@@ -1,6 +1,6 @@
 /**
  * Agent steps end to end (ADR 0039): `ratchet run` on a plan whose step is done by Claude Code,
- * through the bundled CLI and runner, with a stand-in `claude` (`apps/runner/test/stand-in/`) that
+ * through the bundled CLI and runner, with a stand-in `claude` (`packages/testkit/stand-in/`) that
  * checks the command line and prints a recorded stream of Claude Code's documented format. The
  * run reaches VERIFYING with the intent dispatched before the agent started, the stream's turn
  * events, the exit and what the host reported (session, model, usage, cost, the transcript blob)
@@ -10,13 +10,13 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { checkLog, type Engine, events, makeWorld, removeWorlds, specText, status, toPlanApproved } from "../harness.js"
 import { planOf, transitionsOf, typesOf } from "./run.js"
+import * as StandIn from "@ratchet/testkit/StandIn"
 
-const standIn = fileURLToPath(new URL("../../../../runner/test/stand-in/claude.mjs", import.meta.url))
-const stream = fileURLToPath(new URL("../../../../../packages/host-claude-code/test/fixtures/stream-json/edit-and-test.jsonl", import.meta.url))
+const standIn = StandIn.claude
+const stream = StandIn.streamFile("claude", "success")
 
 /** One agent step on Claude Code (indented for `planOf`). */
 const agentStep = [

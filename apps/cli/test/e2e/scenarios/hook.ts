@@ -28,7 +28,7 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { cliRoot, confirmationOf, createTask, type Engine, events, makeWorld, passphrase, personalAct, removeWorlds, status, toPlanApproved, type World } from "../harness.js"
+import { cliRoot, confirmationOf, createTask, type Engine, engineIndependent, events, makeWorld, passphrase, personalAct, removeWorlds, status, toPlanApproved, type World } from "../harness.js"
 
 const packages = path.resolve(import.meta.dirname, "../../../../../packages")
 const fixtureDirectory = { "claude-code": path.join(packages, "host-claude-code/test/fixtures"), codex: path.join(packages, "host-codex/test/fixtures") }
@@ -87,6 +87,8 @@ const editOf = (file: string) => (value: Payload) => {
 
 export const hookScenarios = (engine: Engine): void => {
   afterAll(removeWorlds)
+
+  const anyEngine = engineIndependent(engine)
 
   describe("ratchet hook claude-code", { timeout: 480_000 }, () => {
     it("guards edits by the task's state and scope, denies approvals, and blocks a stop once", async () => {
@@ -283,7 +285,7 @@ export const hookScenarios = (engine: Engine): void => {
       expect(done[2]!.event).toMatchObject({ stepId: "fix", to: "Succeeded" })
     })
 
-    it("denies the issue's bypasses on both hosts, and finds the project from where the hook runs, not from the payload's cwd", async () => {
+    anyEngine("denies the issue's bypasses on both hosts, and finds the project from where the hook runs, not from the payload's cwd", async () => {
       const world = await makeWorld(engine)
       const planned = await toPlanApproved(world, "Make the date test deterministic, planned", undefined, manualPlan)
       expect((await world.run(["run", planned])).code).toBe(0)
@@ -382,7 +384,7 @@ export const hookScenarios = (engine: Engine): void => {
       for (const type of written) expect(["LeaseAcquired", "LeaseTakenOver", "TurnRecorded"], type).toContain(type)
     })
 
-    it("leaves calls their session never ended to recovery: the step is Indeterminate, the task blocks, one decision settles them", async () => {
+    anyEngine("leaves calls their session never ended to recovery: the step is Indeterminate, the task blocks, one decision settles them", async () => {
       const world = await makeWorld(engine)
       const planned = await toPlanApproved(world, "Make the date test deterministic, planned", undefined, manualPlan)
       expect((await world.run(["run", planned])).code).toBe(0)
@@ -426,7 +428,7 @@ export const hookScenarios = (engine: Engine): void => {
       expect((await status(world, planned)).state).toBe("VERIFYING")
     })
 
-    it("holds the session's step to the scope when its agent marks it done: a build's unnamed write outside it BLOCKS, the lease goes with the block, the call's end writes nothing", async () => {
+    anyEngine("holds the session's step to the scope when its agent marks it done: a build's unnamed write outside it BLOCKS, the lease goes with the block, the call's end writes nothing", async () => {
       const world = await makeWorld(engine)
       const planned = await toPlanApproved(world, "Make the date test deterministic, built", undefined, manualPlan)
       expect((await world.run(["run", planned])).code).toBe(0)
@@ -471,7 +473,7 @@ export const hookScenarios = (engine: Engine): void => {
       expect((await status(world, planned)).state).toBe("VERIFYING")
     })
 
-    it("fails closed on tool calls and open elsewhere for unreadable payloads, and writes nothing", async () => {
+    anyEngine("fails closed on tool calls and open elsewhere for unreadable payloads, and writes nothing", async () => {
       const world = await makeWorld(engine)
       const inputs: ReadonlyArray<readonly [string, string, number]> = [
         ["empty input", "", 2],
@@ -517,7 +519,7 @@ export const hookScenarios = (engine: Engine): void => {
   })
 
   describe("ratchet hooks install|uninstall claude-code", { timeout: 480_000 }, () => {
-    it("merges our entries next to the user's hooks idempotently and removes only ours", async () => {
+    anyEngine("merges our entries next to the user's hooks idempotently and removes only ours", async () => {
       const world = await makeWorld(engine)
       const settingsFile = path.join(world.repo, ".claude", "settings.json")
       fs.mkdirSync(path.dirname(settingsFile))

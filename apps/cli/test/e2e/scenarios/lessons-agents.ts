@@ -11,6 +11,10 @@
  *   `lessons`, `assisted`).
  * - A hook that cannot read lessons still answers: the session starts, with a warning (SQLite: the
  *   lessons' read model made unreadable), and a tool call is still judged.
+ * - The runner's agent step (ADR 0038's amendment): a verified lesson of the task's type reaches the
+ *   headless agent's prompt and `RATCHET_LESSONS` (a stand-in `claude` writes down what it was
+ *   given), one of another type does not, and it is recorded as shown to the attempt, via the
+ *   runner, before the host starts; the run's evidence names it.
  * - An agent proposes a candidate over MCP, reads the lessons of its task (recorded as shown), and
  *   cannot promote, pin or reject: no tool offers it, a proposal with a status is refused, the
  *   kernel refuses an agent's control naming the command a person runs, and the hook denies the
@@ -20,11 +24,14 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import * as StandIn from "@ratchet/testkit/StandIn"
 import Database from "better-sqlite3"
 import { afterAll, describe, expect, it } from "vitest"
-import { bin, cliRoot, type Engine, events, exec, makeWorld, removeWorlds, status, toPlanApproved, type World } from "../harness.js"
+import { bin, cliRoot, type Engine, events, exec, helper, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
+import { planOf } from "./run.js"
 
 const packages = path.resolve(import.meta.dirname, "../../../../../packages")
+const standIn = StandIn.claude
 const fixtureDirectory = { "claude-code": path.join(packages, "host-claude-code/test/fixtures"), codex: path.join(packages, "host-codex/test/fixtures") }
 
 /** A fixture payload of `host` with its cwd moved into the world's repository. */
@@ -39,8 +46,7 @@ const hook = (world: World, input: string, host: keyof typeof fixtureDirectory =
 /** `lesson-store.ts` with `args`, in the world's store: its one JSON line. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON document
 const lessonStore = async (world: World, ...args: ReadonlyArray<string>): Promise<any> => {
-  const script = path.join(cliRoot, "test", "e2e", "lesson-store.ts")
-  const result = await exec(process.execPath, ["--conditions=@ratchet/source", "--import", "tsx", script, ...args], { cwd: cliRoot, env: world.env })
+  const result = await exec(process.execPath, [helper("lesson-store"), ...args], { cwd: cliRoot, env: world.env })
   if (result.code !== 0) throw new Error(`lesson-store exited ${result.code}\n${result.stdout}\n${result.stderr}`)
   return JSON.parse(result.stdout)
 }
@@ -182,6 +188,57 @@ export const lessonsAgentsScenarios = (engine: Engine): void => {
       expect(evidence.assisted).toBe(true)
       expect(evidence.lessons.map((lesson: { readonly lessonId: string; readonly status: string; readonly via: string }) => [lesson.lessonId, lesson.status, lesson.via]))
         .toEqual([["L-date", "verified", "hook"], ["L-tz", "verified", "hook"]])
+    })
+
+    it("the runner's agent step is given the verified lesson of its task's type in its prompt and environment, recorded as shown to the attempt first", async () => {
+      const world = await makeWorld(engine)
+      expect(await lessonStore(world, "verified", world.repo, "L-bugfix", "test/**", "bugfix")).toEqual({ id: "L-bugfix", status: "verified" })
+      expect(await lessonStore(world, "verified", world.repo, "L-migration", "test/**", "migration")).toEqual({ id: "L-migration", status: "verified" })
+      const spec = specText().replace("---\ngoal:", "---\ntaskType: bugfix\ngoal:")
+      const agentStep = [
+        "  - id: impl",
+        "    title: Freeze the clock",
+        "    acRefs: [AC-001]",
+        "    agent:",
+        "      host: claude-code",
+        "      prompt: Freeze the clock in test/date.test.js.",
+        "      timeoutSeconds: 60"
+      ].join("\n")
+      const taskId = await toPlanApproved(world, "Make the date test deterministic", spec, planOf([agentStep]))
+      const record = path.join(world.root, "agent-received.json")
+      const stream = path.join(packages, "host-claude-code/test/fixtures/stream-json/edit-and-test.jsonl")
+      const ran = await world.run(["run", taskId, "--json"], {
+        env: { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_WRITE: "test/flag.txt", STAND_IN_RECORD: record }
+      })
+      expect(ran.code, ran.stderr).toBe(0)
+      expect((await status(world, taskId)).state).toBe("VERIFYING")
+      const runId = String((await events(world, taskId)).find((record) => record.type === "RunStarted")?.event["runId"])
+
+      // what the agent was given: the lesson of its type under the heading, ahead of the step; not the other
+      const received = JSON.parse(fs.readFileSync(record, "utf8")) as { readonly args: ReadonlyArray<string>; readonly env: Record<string, string> }
+      const prompt = received.args.at(-1)!
+      const line = "- [L-bugfix, verified] Freeze the clock and set TZ explicitly in every date test (when: A test formats a date near midnight; not: The test machine's clock is in UTC)"
+      expect(prompt).toContain(`Lessons from earlier runs of this project that apply to this task (verified by reproducible evidence; follow them where they apply, they are advice, not part of the contract):\n${line}\n\nThe step:\nFreeze the clock in test/date.test.js.`)
+      expect(prompt).not.toContain("L-migration")
+      expect(JSON.parse(received.env["RATCHET_LESSONS"]!)).toEqual({
+        lessons: [{ id: "L-bugfix", text: line.slice("- [L-bugfix, verified] ".length) }],
+        leftOut: 0
+      })
+
+      // recorded on the lesson, by Ratchet's runner, for the run, the step and the attempt
+      const shown = await lessonStore(world, "show", "L-bugfix")
+      expect(shown.shownTo).toEqual([runId])
+      expect(shownEvents(shown)).toHaveLength(1)
+      expect(shownEvents(shown)[0]).toMatchObject({
+        actor: { kind: "system", id: "lessons-runner" },
+        shown: { runId, taskId, stepId: "impl", attempt: 1, via: "runner" }
+      })
+      expect(shownEvents(await lessonStore(world, "show", "L-migration"))).toEqual([])
+
+      // the run's episode names it: an assisted run
+      const evidence = (await world.ok(["evidence", taskId, "--json"])).json
+      expect(evidence.assisted).toBe(true)
+      expect(evidence.lessons).toMatchObject([{ lessonId: "L-bugfix", status: "verified", via: "runner", stepId: "impl", attempt: 1 }])
     })
 
     it("an agent proposes a candidate and reads its task's lessons, but never promotes, pins or rejects one", async () => {

@@ -26,7 +26,7 @@ import * as path from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, describe, expect, it } from "vitest"
-import { bin, type Engine, events, makeWorld, removeWorlds, status, toPlanApproved, type World } from "../harness.js"
+import { bin, type Engine, engineIndependent, events, makeWorld, removeWorlds, status, toPlanApproved, type World } from "../harness.js"
 
 /** The agent the server is started for. */
 const agent = { kind: "agent", id: "e2e-agent" } as const
@@ -155,8 +155,10 @@ const converse = (
 export const mcpScenarios = (engine: Engine): void => {
   afterAll(removeWorlds)
 
+  const anyEngine = engineIndependent(engine)
+
   describe("ratchet mcp", { timeout: 480_000 }, () => {
-    it("lists its tools and answers a status call through the SDK client; refusals are tool errors with the reason", async () => {
+    anyEngine("lists its tools and answers a status call through the SDK client; refusals are tool errors with the reason", async () => {
       const world = await makeWorld(engine)
       const { client, stderr } = await connect(world)
       try {
@@ -211,7 +213,7 @@ export const mcpScenarios = (engine: Engine): void => {
       expect(stderr()).not.toContain("unexpected")
     })
 
-    it("starts an approved plan's run in the background for the agent and follows it to VERIFYING", async () => {
+    anyEngine("starts an approved plan's run in the background for the agent and follows it to VERIFYING", async () => {
       const world = await makeWorld(engine)
       const taskId = await toPlanApproved(world, "Make the date test deterministic")
       const { client } = await connect(world)
@@ -313,7 +315,7 @@ export const mcpScenarios = (engine: Engine): void => {
       }
     })
 
-    it("speaks only JSON-RPC on standard output, never writes as a person, and exits 0 when its input closes", async () => {
+    anyEngine("speaks only JSON-RPC on standard output, never writes as a person, and exits 0 when its input closes", async () => {
       const world = await makeWorld(engine)
       const conversation = await converse(
         world,
@@ -335,7 +337,7 @@ export const mcpScenarios = (engine: Engine): void => {
       expect((await events(world, taskId))[0]?.actor).toEqual({ kind: "agent", id: "mcp" })
     })
 
-    it("answers a message over 10 MiB with a JSON-RPC error (its id when the line shows it, else null) and serves the next", async () => {
+    anyEngine("answers a message over 10 MiB with a JSON-RPC error (its id when the line shows it, else null) and serves the next", async () => {
       const world = await makeWorld(engine)
       const over = "x".repeat(11 * 1024 * 1024)
       const goal = (text: string) => ({ name: "task_create", arguments: { goal: text } })

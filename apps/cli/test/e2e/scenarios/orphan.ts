@@ -11,7 +11,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it, onTestFinished } from "vitest"
-import { bin, checkLog, type Engine, exec, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
+import { bin, checkLog, type Engine, engineIndependent, exec, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
 import { commandStep, planOf } from "./run.js"
 
 /** Short leases, so a takeover is allowed a moment after the runner stopped. */
@@ -47,8 +47,10 @@ const pidFile = async (world: World): Promise<string> => {
 export const orphanScenarios = (engine: Engine): void => {
   afterAll(removeWorlds)
 
+  const anyEngine = engineIndependent(engine)
+
   describe("a dead or stopped runner's command", { concurrent: true, timeout: 400_000 }, () => {
-    it("1. a pid file naming an unrelated process group (a reused pid) is not waited on, and that group survives the takeover", async () => {
+    anyEngine("1. a pid file naming an unrelated process group (a reused pid) is not waited on, and that group survives the takeover", async () => {
       const world = await makeWorld(engine)
       const marker = path.join(world.root, "marker.txt")
       const step = commandStep("effect", `sleep 1; echo ran >> ${JSON.stringify(marker)}`, { idempotent: true, timeoutSeconds: 3 })

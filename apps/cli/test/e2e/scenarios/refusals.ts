@@ -12,6 +12,7 @@ import {
   closeBrief,
   createTask,
   type Engine,
+  engineIndependent,
   events,
   makeWorld,
   mapLimit,
@@ -75,8 +76,10 @@ const runTable = async (world: World, rows: ReadonlyArray<Row>) => {
 export const refusals = (engine: Engine): void => {
   afterAll(removeWorlds)
 
+  const anyEngine = engineIndependent(engine)
+
   describe("refusals", { concurrent: true, timeout: 240_000 }, () => {
-    it("8. forbidden transitions are refused with their reason", async () => {
+    anyEngine("8. forbidden transitions are refused with their reason", async () => {
       const world = await makeWorld(engine)
       const planFile = world.file("plan.yaml", planText())
       const specFile = world.file("spec.md", specText())

@@ -13,6 +13,7 @@ import {
   approverId,
   checkLog,
   type Engine,
+  engineIndependent,
   events,
   type LogRecord,
   makeWorld,
@@ -67,6 +68,8 @@ const specIn = (allowedScope: ReadonlyArray<string> = ["test/**"]) => specText({
 export const runScenarios = (engine: Engine): void => {
   afterAll(removeWorlds)
 
+  const anyEngine = engineIndependent(engine)
+
   describe("ratchet run", { concurrent: true, timeout: 480_000 }, () => {
     it("runs the steps in needs order to VERIFYING, each side effect an intent dispatched before its command and resolved after", async () => {
       const world = await makeWorld(engine)
@@ -115,7 +118,7 @@ export const runScenarios = (engine: Engine): void => {
       expect(report).toContain("test/second.txt")
     })
 
-    it("a failed attempt gets a successor; the same failure again, or a timeout again, BLOCKS with the fingerprint", async () => {
+    anyEngine("a failed attempt gets a successor; the same failure again, or a timeout again, BLOCKS with the fingerprint", async () => {
       const world = await makeWorld(engine)
       // flaky: fails once (leaving a flag), then succeeds
       const flaky = planOf([commandStep("flaky", "if [ -f test/.flag ]; then echo ok; else touch test/.flag; echo 'not yet'; exit 1; fi")])
@@ -152,7 +155,7 @@ export const runScenarios = (engine: Engine): void => {
       expect((await status(world, slowTask)).state).toBe("BLOCKED")
     })
 
-    it("a path changed outside the scope BLOCKS, naming it", async () => {
+    anyEngine("a path changed outside the scope BLOCKS, naming it", async () => {
       const world = await makeWorld(engine)
       const plan = planOf([commandStep("drift", "echo changed >> README.md && echo ok > test/ok.txt")])
       const taskId = await toPlanApproved(world, "A step that drifts", specIn(["test/**"]), plan)
@@ -167,7 +170,7 @@ export const runScenarios = (engine: Engine): void => {
       expect(blocked.event.blocker.requiredAction).toContain("README.md (outside allowedScope)")
     })
 
-    it("a manual step stops the run until its worker says it is done", async () => {
+    anyEngine("a manual step stops the run until its worker says it is done", async () => {
       const world = await makeWorld(engine)
       const plan = planOf([
         commandStep("prepare", "echo ready > test/ready.txt"),
@@ -197,7 +200,7 @@ export const runScenarios = (engine: Engine): void => {
       expect(log.find((r) => r.type === "AttemptNoted")?.event).toMatchObject({ stepId: "review", note: "looked fine" })
     })
 
-    it("a manual step is held to the scope when it is marked done: a file written outside it BLOCKS scope_violation, naming it", async () => {
+    anyEngine("a manual step is held to the scope when it is marked done: a file written outside it BLOCKS scope_violation, naming it", async () => {
       const world = await makeWorld(engine)
       const plan = planOf([
         ["  - id: review", "    title: Freeze the clock", "    acRefs: [AC-001]", "    manual:", "      instructions: Freeze the clock in test/date.test.js"].join("\n"),
@@ -251,7 +254,7 @@ export const runScenarios = (engine: Engine): void => {
       ])
     })
 
-    it("a manual step whose changes stay inside the scope goes on to VERIFYING; a path dirty before it, or gitignored, is not its change", async () => {
+    anyEngine("a manual step whose changes stay inside the scope goes on to VERIFYING; a path dirty before it, or gitignored, is not its change", async () => {
       const world = await makeWorld(engine)
       const plan = planOf([
         ["  - id: review", "    title: Freeze the clock", "    acRefs: [AC-001]", "    manual:", "      instructions: Freeze the clock in test/date.test.js"].join("\n"),
@@ -366,7 +369,7 @@ export const runScenarios = (engine: Engine): void => {
       expect(typesOf(log)).not.toContain("TaskBlocked")
     })
 
-    it("a direct cancel closes what the run left open: a manual step's attempt awaiting its worker is Cancelled", async () => {
+    anyEngine("a direct cancel closes what the run left open: a manual step's attempt awaiting its worker is Cancelled", async () => {
       const world = await makeWorld(engine)
       const plan = planOf([["  - id: review", "    title: Review", "    acRefs: [AC-001]", "    manual:", "      instructions: Look at it"].join("\n")])
       const taskId = await toPlanApproved(world, "Cancel while a manual step waits", specIn(), plan)
@@ -495,7 +498,7 @@ export const runScenarios = (engine: Engine): void => {
       expect((await checkLog(world, taskId)).problems).toEqual([])
     })
 
-    it("refuses what it cannot run, with the reason and the next step", async () => {
+    anyEngine("refuses what it cannot run, with the reason and the next step", async () => {
       const world = await makeWorld(engine)
       const taskId = await toPlanApproved(world, "Refusals")
       const both = await world.run(["run", taskId, "--any", "--json"])

@@ -21,6 +21,7 @@ import {
   bin,
   checkLog,
   type Engine,
+  engineIndependent,
   events,
   exec,
   type LogRecord,
@@ -415,6 +416,8 @@ const insideAppend = async (world: World): Promise<boolean> => {
 export const verifyScenarios = (engine: Engine): void => {
   afterAll(removeWorlds)
 
+  const anyEngine = engineIndependent(engine)
+
   describe("ratchet verify, done and evidence", { concurrent: true, timeout: 480_000 }, () => {
     it("a real test suite verified by an independent identity completes the task in one append; done again only confirms", async () => {
       const world = await makeWorld(engine)
@@ -551,7 +554,7 @@ export const verifyScenarios = (engine: Engine): void => {
       expect(checked.state).toBe("COMPLETED")
     })
 
-    it("a failing criterion holds completion: REVISE sends the step behind it back to RUNNING with a successor; revised, it completes", async () => {
+    anyEngine("a failing criterion holds completion: REVISE sends the step behind it back to RUNNING with a successor; revised, it completes", async () => {
       const world = await makeWorld(engine)
       await addSumModule(world)
       // the step applies the agent's draft, kept outside the repository; the first draft still subtracts
@@ -620,7 +623,7 @@ export const verifyScenarios = (engine: Engine): void => {
       await completes(world, taskId)
     })
 
-    it("a revision that leaves the tree as it was fails the same way: BLOCKED no_progress, for a reopen", async () => {
+    anyEngine("a revision that leaves the tree as it was fails the same way: BLOCKED no_progress, for a reopen", async () => {
       const world = await makeWorld(engine)
       await addSumModule(world)
       // The step changes nothing: its successor cannot change the outcome either.
@@ -644,7 +647,7 @@ export const verifyScenarios = (engine: Engine): void => {
       expect((await checkLog(world, taskId)).problems).toEqual([])
     })
 
-    it("a failing criterion with the retry budget spent BLOCKS for a reopen: done is refused, neither RUNNING nor VERIFYING may resume", async () => {
+    anyEngine("a failing criterion with the retry budget spent BLOCKS for a reopen: done is refused, neither RUNNING nor VERIFYING may resume", async () => {
       const world = await makeWorld(engine)
       await addSumModule(world)
       const plan = planWith([{ id: "check-sum", acRefs: ["AC-001"], command: "node --version" }])
@@ -682,7 +685,7 @@ export const verifyScenarios = (engine: Engine): void => {
       expect((await checkLog(world, taskId)).problems).toEqual([])
     })
 
-    it("a check that cannot start is NOT_RUN, one that times out INDETERMINATE, never FAIL: BLOCKED on missing evidence", async () => {
+    anyEngine("a check that cannot start is NOT_RUN, one that times out INDETERMINATE, never FAIL: BLOCKED on missing evidence", async () => {
       const world = await makeWorld(engine)
       const spec = specWith([
         acYaml("AC-001", "The checker runs", ["command: this-command-does-not-exist-xyz"]),
@@ -724,7 +727,7 @@ export const verifyScenarios = (engine: Engine): void => {
       expect((await checkLog(world, taskId)).problems).toEqual([])
     })
 
-    it("the worker cannot verify its own work: its verdicts do not count until an independent verifier's do", async () => {
+    anyEngine("the worker cannot verify its own work: its verdicts do not count until an independent verifier's do", async () => {
       const world = await makeWorld(engine)
       const plan = planWith([{ id: "review", acRefs: ["AC-001"], manual: "Review the date test and confirm it is deterministic" }])
       const taskId = await toPlanApproved(world, "Self-verification", specText(), plan)
@@ -771,7 +774,7 @@ export const verifyScenarios = (engine: Engine): void => {
       expect(seen.completion![1]!.event.verdicts.some((v: { verifier: { id: string } }) => v.verifier.id === approverId)).toBe(true)
     })
 
-    it("starting the run does not make one its worker: the person who started it verifies it, signed; an agent's unsigned verdict never counts", async () => {
+    anyEngine("starting the run does not make one its worker: the person who started it verifies it, signed; an agent's unsigned verdict never counts", async () => {
       const world = await makeWorld(engine)
       const taskId = await toPlanApproved(world, "Run and verify as one", specText(), planWith([{ id: "check", acRefs: ["AC-001"], command: "true" }]))
       const person = { RATCHET_ACTOR: `user:${approverId}` }
@@ -802,7 +805,7 @@ export const verifyScenarios = (engine: Engine): void => {
       await completes(world, taskId)
     })
 
-    it("a person who did a step as themselves cannot verify it, even signed: another approver's verdict counts", async () => {
+    anyEngine("a person who did a step as themselves cannot verify it, even signed: another approver's verdict counts", async () => {
       const world = await makeWorld(engine)
       const plan = planWith([{ id: "review", acRefs: ["AC-001"], manual: "Review the date test and confirm it is deterministic" }])
       const taskId = await toPlanApproved(world, "A person's own step", specText(), plan)
@@ -831,7 +834,7 @@ export const verifyScenarios = (engine: Engine): void => {
       expect(seen.completion![1]!.event.verdicts.map((v: { verifier: { id: string } }) => v.verifier.id)).toEqual(["grace"])
     })
 
-    it("verifying some criteria leaves the task VERIFYING for the others; done holds until all are verified", async () => {
+    anyEngine("verifying some criteria leaves the task VERIFYING for the others; done holds until all are verified", async () => {
       const world = await makeWorld(engine)
       const spec = specWith([acYaml("AC-001", "One", ["command: \"true\""]), acYaml("AC-002", "Two", ["command: \"true\""])])
       const taskId = await toPlanApproved(world, "Two criteria", spec, planWith([{ id: "both", acRefs: ["AC-001", "AC-002"], command: "true" }]))
@@ -847,7 +850,7 @@ export const verifyScenarios = (engine: Engine): void => {
       await completes(world, taskId)
     })
 
-    it("a manual criterion with no terminal to ask records no verdict: HELD, the task stays VERIFYING, nothing blocks", async () => {
+    anyEngine("a manual criterion with no terminal to ask records no verdict: HELD, the task stays VERIFYING, nothing blocks", async () => {
       const world = await makeWorld(engine)
       const manual = [
         "  - id: AC-001",
@@ -899,7 +902,7 @@ export const verifyScenarios = (engine: Engine): void => {
       await completes(world, taskId)
     })
 
-    it("refuses bad input with the field or the next step, and writes nothing", async () => {
+    anyEngine("refuses bad input with the field or the next step, and writes nothing", async () => {
       const world = await makeWorld(engine)
       const verifying = await toPlanApproved(world, "Verifying", specText())
       await runToVerifying(world, verifying)

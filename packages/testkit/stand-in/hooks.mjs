@@ -21,6 +21,7 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { randomUUID } from "node:crypto"
+import { performance } from "node:perf_hooks"
 
 /** The settings passed with `--settings`: a JSON text or a file, as Claude Code takes either. */
 const settingsOf = (args) => {
@@ -36,9 +37,11 @@ const commandsFor = (settings, event, tool) =>
     .filter((entry) => entry.matcher === undefined || entry.matcher === "" || entry.matcher === "*" || new RegExp(`^(?:${entry.matcher})$`).test(tool))
     .flatMap((entry) => (entry.hooks ?? []).filter((hook) => hook.type === "command").map((hook) => hook.command))
 
+/** One hook command run as Claude Code runs it; `ms` is how long it took (wall time), for a test that reads the log. */
 const run = (command, payload, env, cwd) => {
+  const started = performance.now()
   const ran = spawnSync("/bin/sh", ["-c", command], { input: JSON.stringify(payload), cwd, env, encoding: "utf8", timeout: 60_000 })
-  return { status: ran.status, stdout: ran.stdout ?? "", stderr: ran.stderr ?? "" }
+  return { status: ran.status, stdout: ran.stdout ?? "", stderr: ran.stderr ?? "", ms: Math.round(performance.now() - started) }
 }
 
 /** Whether a PreToolUse answer denies the call, and why. */

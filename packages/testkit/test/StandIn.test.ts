@@ -58,6 +58,23 @@ describe("StandIn", () => {
     expect([ran.status, ran.stdout]).toEqual([status, ""])
   })
 
+  it("claude makes STAND_IN_TOOLS' calls through its settings' hooks and logs each answer with its wall time", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stand-in-hooks-"))
+    const hookLog = path.join(dir, "hooks.ndjson")
+    const tools = path.join(dir, "tools.json")
+    fs.writeFileSync(tools, JSON.stringify([{ tool: "Write", input: { file_path: "a.txt", content: "a\n" } }]))
+    const hook = { type: "command", command: "cat >/dev/null; echo no >&2; exit 2" }
+    const settings = JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Write", hooks: [hook] }] } })
+    const ran = run("claude", [...argv.claude.slice(0, -1), "--settings", settings, "Add the flag."], { STAND_IN_STREAM: "success", STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog })
+    expect(ran.status, ran.stderr).toBe(0)
+    const logged = fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => JSON.parse(line))
+    fs.rmSync(dir, { recursive: true, force: true })
+    expect(logged).toHaveLength(1)
+    expect(logged[0]).toMatchObject({ event: "PreToolUse", status: 2, stdout: "", stderr: "no\n" })
+    expect(Object.keys(logged[0]).sort()).toEqual(["event", "id", "ms", "status", "stderr", "stdout"])
+    expect(Number.isSafeInteger(logged[0].ms) && logged[0].ms >= 0).toBe(true)
+  })
+
   it("refuses a stream it does not know", () => {
     const ran = run("claude", argv.claude, { STAND_IN_STREAM: "sometimes" })
     expect([ran.status, ran.stdout]).toEqual([2, ""])

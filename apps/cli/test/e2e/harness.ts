@@ -381,9 +381,17 @@ export interface World {
 
 const roots: Array<string> = []
 
-/** Removes every world's directory made by this file. */
+/**
+ * Removes every world's directory made by this file; with `RATCHET_E2E_KEEP_WORLDS=1` keeps them and
+ * names them on standard error, for a failure to be read in its store, repository and logs.
+ */
 export const removeWorlds = (): void => {
-  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true })
+  const made = roots.splice(0)
+  if (process.env["RATCHET_E2E_KEEP_WORLDS"] === "1") {
+    if (made.length > 0) process.stderr.write(`kept ${made.length} worlds (RATCHET_E2E_KEEP_WORLDS=1):\n${made.map((root) => `  ${root}\n`).join("")}`)
+    return
+  }
+  for (const root of made) fs.rmSync(root, { recursive: true, force: true })
 }
 
 /**

@@ -40,6 +40,31 @@ const toolsFile = (world: World, actions: ReadonlyArray<unknown>): string => wor
 /** A capability of the right shape that the runner never made. */
 const forged = "A".repeat(43)
 
+/** One hook's answer as the stand-in logged it (`STAND_IN_HOOK_LOG`): how it exited, what it said, how long it took. */
+interface HookAnswer {
+  readonly event: string
+  readonly status: number | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly ms: number
+}
+
+const answersIn = (hookLog: string): ReadonlyArray<HookAnswer> =>
+  fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => JSON.parse(line) as HookAnswer)
+
+/**
+ * A PreToolUse answer as Claude Code takes it: exit 2 blocks, a JSON decision on exit 0 decides.
+ * A hook the launcher stopped at its deadline also blocks, but says nothing of the fence: it is
+ * named apart (with its time) so that a failure shows a machine too loaded, not a wrong decision.
+ */
+const decisionOf = (answer: HookAnswer): string => {
+  if (answer.status === 2) return /did not answer within \d+ s/.test(answer.stderr) ? `late (${answer.ms} ms)` : "deny"
+  if (answer.status !== 0) return `exit ${String(answer.status)}: ${answer.stderr.trim()}`
+  return answer.stdout.trim() === "" ? "allow" : JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision ?? "allow"
+}
+
+const preToolUse = (hookLog: string): ReadonlyArray<HookAnswer> => answersIn(hookLog).filter((answer) => answer.event === "PreToolUse")
+
 export const agentFenceScenarios = (engine: Engine): void => {
   afterAll(removeWorlds)
 
@@ -67,13 +92,11 @@ export const agentFenceScenarios = (engine: Engine): void => {
       expect(lines.at(-1).outcomes[0]).toMatchObject({ taskId, state: "VERIFYING" })
 
       // What the hooks answered, call by call (the stand-in's record of each PreToolUse).
-      const answers = fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => JSON.parse(line))
-      const pre = answers.filter((answer) => answer.event === "PreToolUse")
+      const pre = preToolUse(hookLog)
       expect(pre).toHaveLength(6)
-      const decisionOf = (answer: { stdout: string }) => (answer.stdout.trim() === "" ? "allow" : JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision ?? "allow")
       expect(pre.map(decisionOf)).toEqual(["allow", "deny", "deny", "deny", "deny", "allow"])
-      expect(pre[3].stdout).toContain("is not the capability the runner gave that attempt's agent")
-      expect(pre[4].stdout).toContain("RATCHET_CAPABILITY is not set")
+      expect(pre[3]!.stdout).toContain("is not the capability the runner gave that attempt's agent")
+      expect(pre[4]!.stdout).toContain("RATCHET_CAPABILITY is not set")
 
       // Only the allowed call happened.
       expect(fs.readFileSync(path.join(world.repo, "test", "flag.txt"), "utf8")).toBe("--json\n")
@@ -147,10 +170,8 @@ export const agentFenceScenarios = (engine: Engine): void => {
       const lines = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
       expect(lines.at(-1).outcomes[0]).toMatchObject({ taskId, state: "BLOCKED", blocker: { category: "decision_needed" } })
 
-      const answers = fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => JSON.parse(line))
-      const pre = answers.filter((answer) => answer.event === "PreToolUse")
       // Only the three calls that ran their hooks; all denied.
-      expect(pre.map((answer) => JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision)).toEqual(["deny", "deny", "deny"])
+      expect(preToolUse(hookLog).map(decisionOf)).toEqual(["deny", "deny", "deny"])
       expect(fs.existsSync(path.join(world.repo, ".claude", "settings.local.json"))).toBe(false)
       expect(fs.existsSync(path.join(world.repo, ".codex", "config.toml"))).toBe(false)
       expect(fs.readFileSync(path.join(world.repo, "test", "unfenced.txt"), "utf8")).toBe("unfenced\n")
@@ -186,8 +207,10 @@ export const agentFenceScenarios = (engine: Engine): void => {
         { tool: "Write", input: { file_path: "test/setup.js", content: script } },
         { tool: "Bash", input: { command: "node test/setup.js", description: "Set up" } }
       ])
-      const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools }
+      const hookLog = path.join(world.root, "hooks.ndjson")
+      const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }
       const ran = await world.run(["run", taskId, "--json"], { env })
+      expect(preToolUse(hookLog).map(decisionOf)).toEqual(["deny", "allow", "allow"])
       expect(ran.code, ran.stderr).toBe(3)
       const lines = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
       const outcome = lines.at(-1).outcomes[0]
@@ -215,8 +238,7 @@ export const agentFenceScenarios = (engine: Engine): void => {
       // 53 hook processes, one after another, beside the other scenarios: longer than a call's usual bound.
       const ran = await world.run(["run", taskId, "--json"], { env, timeoutMs: 480_000 })
       expect(ran.code, ran.stderr).toBe(0)
-      const pre = fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => JSON.parse(line)).filter((answer) => answer.event === "PreToolUse")
-      expect(pre.map((answer) => JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision)).toEqual(Array.from({ length: 53 }, () => "deny"))
+      expect(preToolUse(hookLog).map(decisionOf)).toEqual(Array.from({ length: 53 }, () => "deny"))
       expect(fs.readdirSync(path.join(world.repo)).filter((name) => name === "src")).toEqual([])
       const notes = (await events(world, taskId)).filter((record) => record.type === "AttemptNoted").map((record) => record.event.note as string)
       expect(notes).toHaveLength(50)
@@ -255,7 +277,7 @@ export const agentFenceScenarios = (engine: Engine): void => {
         const log = await events(world, taskId)
         toolId = log.find((record) => record.type === "IntentDispatched" && !record.event.intentId.startsWith("in-agent-"))?.event.intentId
       }
-      expect(toolId, fs.existsSync(hookLog) ? fs.readFileSync(hookLog, "utf8") : "no hook ran").toBeDefined()
+      expect(toolId, fs.existsSync(hookLog) ? preToolUse(hookLog).map(decisionOf).join(", ") : "no hook ran").toBeDefined()
       expect((await status(world, taskId)).lease.status).not.toBe("free")
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, crashedAt + grace + 500 - Date.now())))
       const recovered = await world.run(["run", taskId, "--takeover", "--json"], { env })

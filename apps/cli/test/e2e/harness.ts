@@ -333,6 +333,10 @@ export const postgres = (): Engine => {
     cleanup: async () => {
       const dropping = schemas.splice(0)
       if (dropping.length === 0) return
+      if (process.env["RATCHET_E2E_KEEP_WORLDS"] === "1") {
+        process.stderr.write(`kept ${dropping.length} PostgreSQL schemas (RATCHET_E2E_KEEP_WORLDS=1; drop them with DROP SCHEMA … CASCADE):\n${dropping.map((schema) => `  ${schema}\n`).join("")}`)
+        return
+      }
       await withClient(async (client) => {
         for (const schema of dropping) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
       })

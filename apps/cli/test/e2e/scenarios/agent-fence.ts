@@ -16,6 +16,7 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as Schema from "effect/Schema"
 import { afterAll, describe, expect, it } from "vitest"
 import { checkLog, type Engine, engineIndependent, events, exec, makeWorld, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
 import { planOf, transitionsOf } from "./run.js"
@@ -41,29 +42,37 @@ const toolsFile = (world: World, actions: ReadonlyArray<unknown>): string => wor
 const forged = "A".repeat(43)
 
 /** One hook's answer as the stand-in logged it (`STAND_IN_HOOK_LOG`): how it exited, what it said, how long it took. */
-interface HookAnswer {
-  readonly event: string
-  readonly status: number | null
-  readonly stdout: string
-  readonly stderr: string
-  readonly ms: number
-}
+const HookAnswer = Schema.Struct({
+  event: Schema.String,
+  status: Schema.NullOr(Schema.Number),
+  stdout: Schema.String,
+  stderr: Schema.String,
+  ms: Schema.Number
+})
+type HookAnswer = typeof HookAnswer.Type
+
+const decodeAnswer = Schema.decodeUnknownSync(Schema.parseJson(HookAnswer))
 
 const answersIn = (hookLog: string): ReadonlyArray<HookAnswer> =>
-  fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => JSON.parse(line) as HookAnswer)
+  fs.readFileSync(hookLog, "utf8").trim().split("\n").map((line) => decodeAnswer(line))
 
 /**
- * A PreToolUse answer as Claude Code takes it: exit 2 blocks, a JSON decision on exit 0 decides.
- * A hook the launcher stopped at its deadline also blocks, but says nothing of the fence: it is
- * named apart (with its time) so that a failure shows a machine too loaded, not a wrong decision.
+ * A PreToolUse answer as the fence gives it: a JSON decision on exit 0 (none: allowed). Anything
+ * else is the launcher closing the call because Ratchet did not answer: one stopped at its
+ * deadline reads `late (N ms)` (a machine too loaded, not a wrong decision), any other
+ * `closed: <why>` — neither is a denial by the fence.
  */
 const decisionOf = (answer: HookAnswer): string => {
-  if (answer.status === 2) return /did not answer within \d+ s/.test(answer.stderr) ? `late (${answer.ms} ms)` : "deny"
-  if (answer.status !== 0) return `exit ${String(answer.status)}: ${answer.stderr.trim()}`
+  if (answer.status === 2 && /did not answer within \d+ s/.test(answer.stderr)) return `late (${answer.ms} ms)`
+  if (answer.status !== 0) return `closed (exit ${String(answer.status)}): ${answer.stderr.trim().split("\n")[0] ?? ""}`
   return answer.stdout.trim() === "" ? "allow" : JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision ?? "allow"
 }
 
 const preToolUse = (hookLog: string): ReadonlyArray<HookAnswer> => answersIn(hookLog).filter((answer) => answer.event === "PreToolUse")
+
+/** A run's standard error and the hooks' decisions so far, for an assertion's message. */
+const told = (ran: { readonly stderr: string }, hookLog: string): string =>
+  `${ran.stderr}\nthe hooks' answers: ${fs.existsSync(hookLog) ? preToolUse(hookLog).map(decisionOf).join(", ") : "no hook ran"}`
 
 export const agentFenceScenarios = (engine: Engine): void => {
   afterAll(removeWorlds)
@@ -71,7 +80,8 @@ export const agentFenceScenarios = (engine: Engine): void => {
   const anyEngine = engineIndependent(engine)
 
   describe("the runner's agent is fenced by the run's hooks", { concurrent: true, timeout: 480_000 }, () => {
-    anyEngine("records an in-scope edit as an intent of the attempt, and denies and notes a write outside the scope, ratchet approve, and an impostor", async () => {
+    // Issue 22's denial on every engine: the hooks' appends beside a live runner are the store's.
+    it("records an in-scope edit as an intent of the attempt, and denies and notes a write outside the scope, ratchet approve, and an impostor", async () => {
       const world = await makeWorld(engine)
       const taskId = await toPlanApproved(world, "A fenced agent adds a flag", specText(), planOf([agentStep]))
       const hookLog = path.join(world.root, "hooks.ndjson")
@@ -85,9 +95,9 @@ export const agentFenceScenarios = (engine: Engine): void => {
         { tool: "Write", input: { file_path: "test/unreported.txt", content: "yes\n" }, skipPost: true }
       ])
       const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }
-      // Six hook processes one after another, beside the other scenarios: longer than a call's usual bound.
+      // Six hook processes one after another on a loaded machine: longer than a call's usual bound.
       const ran = await world.run(["run", taskId, "--json"], { env, timeoutMs: 240_000 })
-      expect(ran.code, ran.stderr).toBe(0)
+      expect(ran.code, told(ran, hookLog)).toBe(0)
       const lines = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
       expect(lines.at(-1).outcomes[0]).toMatchObject({ taskId, state: "VERIFYING" })
 
@@ -166,7 +176,7 @@ export const agentFenceScenarios = (engine: Engine): void => {
       ])
       const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }
       const ran = await world.run(["run", taskId, "--json"], { env, timeoutMs: 240_000 })
-      expect(ran.code, ran.stderr).toBe(3)
+      expect(ran.code, told(ran, hookLog)).toBe(3)
       const lines = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
       expect(lines.at(-1).outcomes[0]).toMatchObject({ taskId, state: "BLOCKED", blocker: { category: "decision_needed" } })
 
@@ -210,8 +220,8 @@ export const agentFenceScenarios = (engine: Engine): void => {
       const hookLog = path.join(world.root, "hooks.ndjson")
       const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }
       const ran = await world.run(["run", taskId, "--json"], { env })
+      expect(ran.code, told(ran, hookLog)).toBe(3)
       expect(preToolUse(hookLog).map(decisionOf)).toEqual(["deny", "allow", "allow"])
-      expect(ran.code, ran.stderr).toBe(3)
       const lines = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
       const outcome = lines.at(-1).outcomes[0]
       expect(outcome).toMatchObject({ taskId, state: "BLOCKED", blocker: { category: "scope_violation", owner: "user" } })
@@ -235,9 +245,9 @@ export const agentFenceScenarios = (engine: Engine): void => {
       const hookLog = path.join(world.root, "hooks.ndjson")
       const tools = toolsFile(world, Array.from({ length: 53 }, (_, i) => ({ tool: "Write", input: { file_path: `src/out-${i}.txt`, content: "no\n" } })))
       const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_TOOLS: tools, STAND_IN_HOOK_LOG: hookLog }
-      // 53 hook processes, one after another, beside the other scenarios: longer than a call's usual bound.
+      // 53 hook processes, one after another: longer than a call's usual bound.
       const ran = await world.run(["run", taskId, "--json"], { env, timeoutMs: 480_000 })
-      expect(ran.code, ran.stderr).toBe(0)
+      expect(ran.code, told(ran, hookLog)).toBe(0)
       expect(preToolUse(hookLog).map(decisionOf)).toEqual(Array.from({ length: 53 }, () => "deny"))
       expect(fs.readdirSync(path.join(world.repo)).filter((name) => name === "src")).toEqual([])
       const notes = (await events(world, taskId)).filter((record) => record.type === "AttemptNoted").map((record) => record.event.note as string)
@@ -267,7 +277,7 @@ export const agentFenceScenarios = (engine: Engine): void => {
         STAND_IN_HOOK_LOG: hookLog
       }
       const crashed = await world.run(["run", taskId], { env: { ...env, RATCHET_FAULT: "child-started" } })
-      expect(crashed.code, crashed.stderr).toBe(1)
+      expect(crashed.code, told(crashed, hookLog)).toBe(1)
       // Wait for the agent's call to be dispatched (the dead runner's lease is still within its grace),
       // then for the grace to pass.
       let toolId: string | undefined
@@ -277,7 +287,7 @@ export const agentFenceScenarios = (engine: Engine): void => {
         const log = await events(world, taskId)
         toolId = log.find((record) => record.type === "IntentDispatched" && !record.event.intentId.startsWith("in-agent-"))?.event.intentId
       }
-      expect(toolId, fs.existsSync(hookLog) ? preToolUse(hookLog).map(decisionOf).join(", ") : "no hook ran").toBeDefined()
+      expect(toolId, told({ stderr: "" }, hookLog)).toBeDefined()
       expect((await status(world, taskId)).lease.status).not.toBe("free")
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, crashedAt + grace + 500 - Date.now())))
       const recovered = await world.run(["run", taskId, "--takeover", "--json"], { env })

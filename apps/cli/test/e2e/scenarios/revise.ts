@@ -38,7 +38,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { addApprover, bin, checkLog, cliRoot, type Engine, events, makeWorld, passphrase, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
+import { addApprover, bin, checkLog, cliRoot, type Engine, engineIndependent, events, makeWorld, passphrase, removeWorlds, specText, status, toPlanApproved, type World } from "../harness.js"
 import { planOf, transitionsOf } from "./run.js"
 import * as StandIn from "@ratchet/testkit/StandIn"
 
@@ -119,6 +119,10 @@ const revisionOf = (prompts: string, attempt: number) => JSON.parse(JSON.parse(r
 export const reviseScenarios = (engine: Engine): void => {
   afterAll(removeWorlds)
 
+  // The loop itself on every engine (issue 22's scenarios); the sandbox, the passphrase's paths,
+  // refusals and the profile are the runner's and the CLI's, the same on any store (ADR 0046).
+  const anyEngine = engineIndependent(engine)
+
   describe("ratchet run --until-verified", { concurrent: true, timeout: 420_000 }, () => {
     it("a failing first attempt and a passing successor reach COMPLETED unattended, the successor told what failed", async () => {
       const { agentEnv, key, passphraseFile, prompts, taskId, world } = await setUp(engine, "An agent fixes a flag on its second try")
@@ -198,7 +202,7 @@ export const reviseScenarios = (engine: Engine): void => {
       expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "BLOCKED" })
     })
 
-    it("a check that writes the hosts' configuration (a gitignored .claude/settings.local.json) ends the loop BLOCKED, no successor started", async () => {
+    anyEngine("a check that writes the hosts' configuration (a gitignored .claude/settings.local.json) ends the loop BLOCKED, no successor started", async () => {
       // The check writes Claude Code's local settings, which git ignores here, then fails: a REVISE
       // would hand them to the successor's host.
       const writing = `mkdir -p .claude && echo '{"permissions":{"allow":["Bash"]}}' > .claude/settings.local.json; grep -qx fixed test/flag.txt`
@@ -247,7 +251,7 @@ export const reviseScenarios = (engine: Engine): void => {
       expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "BLOCKED" })
     })
 
-    it("is refused before anything runs without a usable verifier key, naming the fix", async () => {
+    anyEngine("is refused before anything runs without a usable verifier key, naming the fix", async () => {
       const { agentEnv, key, passphraseFile, taskId, world } = await setUp(engine, "Nobody may verify unsigned")
       const wrong = path.join(world.root, "wrong-passphrase")
       fs.writeFileSync(wrong, "not the passphrase at all\n", { mode: 0o600 })
@@ -304,7 +308,7 @@ export const reviseScenarios = (engine: Engine): void => {
       expect((await events(world, taskId)).length).toBe(stored)
     })
 
-    it("the passphrase and its file's path are in no process an agent or a check can read, nor in the evidence or a prompt: the loop's children are sandboxed", async () => {
+    anyEngine("the passphrase and its file's path are in no process an agent or a check can read, nor in the evidence or a prompt: the loop's children are sandboxed", async () => {
       const keyPassphrase = `leak probe ${crypto.randomUUID()}`
       const probes = path.join(os.tmpdir(), `ratchet-probe-${crypto.randomUUID()}`)
       const needles = `${probes}-needles.json`
@@ -380,7 +384,7 @@ export const reviseScenarios = (engine: Engine): void => {
       }
     })
 
-    it("an agent that points git at settings of its own (.git renamed, refused; a commondir written) ends the loop BLOCKED naming git's settings, and no filter ran outside the sandbox", async () => {
+    anyEngine("an agent that points git at settings of its own (.git renamed, refused; a commondir written) ends the loop BLOCKED naming git's settings, and no filter ran outside the sandbox", async () => {
       const keyPassphrase = `escape probe ${crypto.randomUUID()}`
       const probes = path.join(os.tmpdir(), `ratchet-escape-${crypto.randomUUID()}`)
       const needles = `${probes}-needles.json`
@@ -413,7 +417,7 @@ export const reviseScenarios = (engine: Engine): void => {
       }
     })
 
-    it("a loop's runner killed with SIGKILL while its sandboxed agent runs: --takeover finds the agent by its bwrap, waits for it, and never re-runs it", async () => {
+    anyEngine("a loop's runner killed with SIGKILL while its sandboxed agent runs: --takeover finds the agent by its bwrap, waits for it, and never re-runs it", async () => {
       const { agentEnv, key, passphraseFile, taskId, world } = await setUp(engine, "A sandboxed agent outlives its runner")
       const starts = path.join(world.root, "starts")
       const release = path.join(world.root, "release")
@@ -477,7 +481,7 @@ export const reviseScenarios = (engine: Engine): void => {
       expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "BLOCKED" })
     })
 
-    it("a runner given the passphrase on its descriptor without the file's path refuses the loop: the file could not be hidden", async () => {
+    anyEngine("a runner given the passphrase on its descriptor without the file's path refuses the loop: the file could not be hidden", async () => {
       const { agentEnv, key, taskId, world } = await setUp(engine, "A passphrase without its file")
       const stored = (await events(world, taskId)).length
       const ran = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
@@ -497,7 +501,7 @@ export const reviseScenarios = (engine: Engine): void => {
       expect((await events(world, taskId)).length).toBe(stored)
     })
 
-    it("a detached run gets the passphrase over the pipe too, and completes", async () => {
+    anyEngine("a detached run gets the passphrase over the pipe too, and completes", async () => {
       const { agentEnv, key, passphraseFile, taskId, world } = await setUp(engine, "A detached run verifies unattended")
       const started = await world.run(["run", taskId, "--until-verified", "--detach", "--json"], {
         env: { ...agentEnv("pass-second"), RATCHET_VERIFIER_KEY: key, RATCHET_VERIFIER_PASSPHRASE_FILE: passphraseFile }
@@ -514,7 +518,7 @@ export const reviseScenarios = (engine: Engine): void => {
       expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "COMPLETED" })
     })
 
-    it("a check whose output holds a NUL byte does not stop the successor: the prompt shows it visibly", async () => {
+    anyEngine("a check whose output holds a NUL byte does not stop the successor: the prompt shows it visibly", async () => {
       const check = "cat test/flag.txt && grep -qx fixed test/flag.txt || { printf 'bad\\000byte'; exit 1; }"
       const nulSpec = specText().replace("command: node --version", () => `command: ${JSON.stringify(check)}`)
       const { agentEnv, key, passphraseFile, prompts, taskId, world } = await setUp(engine, "A check prints a NUL byte", [], { spec: nulSpec })
@@ -535,7 +539,7 @@ export const reviseScenarios = (engine: Engine): void => {
       expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "COMPLETED" })
     })
 
-    it("a plan whose profile asks for the loop runs it from a plain ratchet run, under the verifier the profile names", async () => {
+    anyEngine("a plan whose profile asks for the loop runs it from a plain ratchet run, under the verifier the profile names", async () => {
       const profile = ["profile:", "  implementer: claude-code", `  verifier: ${verifierId}`, "  untilVerified: true"]
       const { agentEnv, key, passphraseFile, prompts, taskId, world } = await setUp(engine, "The plan asks for the loop", profile)
       // Without a verifier key the runner refuses before anything runs.
@@ -583,7 +587,7 @@ export const reviseScenarios = (engine: Engine): void => {
       expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "COMPLETED" })
     })
 
-    it("a plain run with no loop neither reads the passphrase file nor refuses the variable", async () => {
+    anyEngine("a plain run with no loop neither reads the passphrase file nor refuses the variable", async () => {
       const { agentEnv, taskId, world } = await setUp(engine, "No loop, no passphrase")
       const ran = await world.run(["run", taskId, "--json"], {
         env: { ...agentEnv("pass-second"), RATCHET_VERIFIER_PASSPHRASE_FILE: path.join(world.root, "no-such-file"), RATCHET_VERIFIER_PASSPHRASE: passphrase }
@@ -592,7 +596,7 @@ export const reviseScenarios = (engine: Engine): void => {
       expect(resultOf(ran.stdout).outcomes[0]).toMatchObject({ state: "VERIFYING" })
     })
 
-    it("a task an earlier run left VERIFYING is verified first, then revised and completed", async () => {
+    anyEngine("a task an earlier run left VERIFYING is verified first, then revised and completed", async () => {
       const { agentEnv, key, passphraseFile, prompts, taskId, world } = await setUp(engine, "An agent's run waits for its verdict")
       const first = await world.run(["run", taskId, "--json"], { env: agentEnv("pass-second") })
       expect(first.code, first.stderr).toBe(0)

@@ -4,7 +4,8 @@
  * checks the command line and prints a recorded stream of Claude Code's documented format. The
  * run reaches VERIFYING with the intent dispatched before the agent started, the stream's turn
  * events, the exit and what the host reported (session, model, usage, cost, the transcript blob)
- * in the log, which folds cleanly. And the runner killed with SIGKILL while its agent runs: the
+ * in the log, which folds cleanly. An agent that hangs past the step's timeout has its process
+ * group killed, and the attempt is TimedOut (twice the same way: BLOCKED, a repeated failure). And the runner killed with SIGKILL while its agent runs: the
  * agent runs on, and `ratchet run --takeover` after the lease's grace waits for it, never starts it
  * again, and leaves the attempt Indeterminate with the task BLOCKED for a person.
  */
@@ -28,6 +29,18 @@ const agentStep = [
   "      prompt: Add the --json flag in test/flag.txt.",
   "      timeoutSeconds: 60"
 ].join("\n")
+
+/**
+ * Whether a process is running: its `/proc` entry exists and is not a zombie (a killed child whose
+ * parent has exited waits there for an init that may never reap it).
+ */
+const alive = (pid: number): boolean => {
+  try {
+    return !/^\d+ \(.*\) [ZX] /s.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
+  } catch {
+    return false
+  }
+}
 
 /** Short leases, so a takeover is allowed a moment after the runner died. */
 const leaseEnv = { RATCHET_LEASE_HEARTBEAT_MS: "100", RATCHET_LEASE_GRACE_MS: "300" }
@@ -69,6 +82,30 @@ export const agentScenarios = (engine: Engine): void => {
       )
       expect(text.filter((line) => / TurnRecorded +runner:.* {2}impl#1 [a-zA-Z]+$/.test(line))).toHaveLength(11)
       expect(text.find((line) => line.includes("CommandExited"))).toMatch(/impl#1; exit 0; \d+ ms; 1 path changed$/)
+    })
+
+    it("an agent that hangs past its step's timeout: its process group is killed and the attempt is TimedOut", async () => {
+      const world = await makeWorld(engine)
+      // 5 s: room for the stand-in's start on a loaded machine, so that it has recorded its pids.
+      const taskId = await toPlanApproved(world, "An agent hangs", specText(), planOf([agentStep.replace("timeoutSeconds: 60", "timeoutSeconds: 5")]))
+      const record = path.join(world.root, "record.json")
+      const env = { RATCHET_CLAUDE_BIN: standIn, STAND_IN_FIXTURE: stream, STAND_IN_HANG_SECONDS: "600", STAND_IN_RECORD: record }
+      const ran = await world.run(["run", taskId, "--json"], { env })
+      expect(ran.code, ran.stderr).toBe(3)
+      const lines = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
+      // Timed out twice the same way: the successor's budget is not spent on a repeated failure.
+      expect(lines.at(-1).outcomes[0]).toMatchObject({ taskId, state: "BLOCKED", blocker: { category: "repeated_failure" } })
+      const log = await events(world, taskId)
+      expect(transitionsOf(log)).toEqual(["impl#1:Pending→Running", "impl#1:Running→TimedOut", "impl#2:Pending→Running", "impl#2:Running→TimedOut"])
+      const exits = log.filter((record) => record.type === "CommandExited").map((record) => record.event)
+      expect(exits.map((exited) => [exited.timedOut, exited.exitCode])).toEqual([[true, null], [true, null]])
+      for (const reported of log.filter((record) => record.type === "AgentReported")) {
+        expect(reported.event.reason).toContain("past its timeout of 5 s and its process group was killed")
+      }
+      // The last attempt's host and the child it started in its group are gone.
+      const seen = JSON.parse(fs.readFileSync(record, "utf8")) as { pid: number; child: number }
+      for (const pid of [seen.pid, seen.child]) expect(alive(pid), `process ${pid}`).toBe(false)
+      expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "BLOCKED" })
     })
 
     it("a runner killed with SIGKILL while its agent runs: --takeover waits for the agent, never re-runs it, and BLOCKS on the Indeterminate attempt", async () => {

@@ -727,3 +727,20 @@ export const engineIndependent = (engine: Engine): ReturnType<typeof it.runIf> =
  * `lesson-store.ts`), which the global setup (`build.ts`) builds: run it with node.
  */
 export const helper = (name: (typeof helpers)[number]): string => path.join(helpersDir, `${name}.mjs`)
+
+/**
+ * Whether process `pid` is gone, or a zombie nobody reaped (a killed child whose parent has exited
+ * waits for an init that may never reap it).
+ */
+export const gone = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return true
+  }
+  try {
+    return /^\d+ \(.*\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
+  } catch {
+    return true
+  }
+}

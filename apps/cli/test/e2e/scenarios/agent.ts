@@ -12,7 +12,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { checkLog, type Engine, events, makeWorld, removeWorlds, specText, status, toPlanApproved } from "../harness.js"
+import { checkLog, type Engine, events, gone, makeWorld, removeWorlds, specText, status, toPlanApproved } from "../harness.js"
 import { planOf, transitionsOf, typesOf } from "./run.js"
 import * as StandIn from "@ratchet/testkit/StandIn"
 
@@ -29,18 +29,6 @@ const agentStep = [
   "      prompt: Add the --json flag in test/flag.txt.",
   "      timeoutSeconds: 60"
 ].join("\n")
-
-/**
- * Whether a process is running: its `/proc` entry exists and is not a zombie (a killed child whose
- * parent has exited waits there for an init that may never reap it).
- */
-const alive = (pid: number): boolean => {
-  try {
-    return !/^\d+ \(.*\) [ZX] /s.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
-  } catch {
-    return false
-  }
-}
 
 /** Short leases, so a takeover is allowed a moment after the runner died. */
 const leaseEnv = { RATCHET_LEASE_HEARTBEAT_MS: "100", RATCHET_LEASE_GRACE_MS: "300" }
@@ -104,7 +92,7 @@ export const agentScenarios = (engine: Engine): void => {
       }
       // The last attempt's host and the child it started in its group are gone.
       const seen = JSON.parse(fs.readFileSync(record, "utf8")) as { pid: number; child: number }
-      for (const pid of [seen.pid, seen.child]) expect(alive(pid), `process ${pid}`).toBe(false)
+      for (const pid of [seen.pid, seen.child]) expect(gone(pid), `process ${pid}`).toBe(true)
       expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "BLOCKED" })
     })
 

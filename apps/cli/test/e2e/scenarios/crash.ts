@@ -32,6 +32,7 @@ import {
   createTask,
   type Engine,
   events,
+  gone,
   makeWorld,
   onThisEngine,
   passphrase,
@@ -283,20 +284,6 @@ export const crashMatrix = (engine: Engine): void => {
 const walDamages = ["deleted", "truncated", "corrupted"] as const
 
 type WalDamage = (typeof walDamages)[number]
-
-/** Whether process `pid` is gone (or a zombie nobody reaped). */
-const gone = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return true
-  }
-  try {
-    return /^\d+ \(.*\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
-  } catch {
-    return true
-  }
-}
 
 const waitFor = async (what: string, check: () => boolean, ms = 60_000): Promise<void> => {
   const deadline = Date.now() + ms

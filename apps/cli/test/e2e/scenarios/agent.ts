@@ -4,7 +4,8 @@
  * checks the command line and prints a recorded stream of Claude Code's documented format. The
  * run reaches VERIFYING with the intent dispatched before the agent started, the stream's turn
  * events, the exit and what the host reported (session, model, usage, cost, the transcript blob)
- * in the log, which folds cleanly. An agent that hangs past the step's timeout has its process
+ * in the log, which folds cleanly; on Codex, `codex exec --json` in the workspace-write sandbox
+ * does the same. An agent that hangs past the step's timeout has its process
  * group killed, and the attempt is TimedOut (twice the same way: BLOCKED, a repeated failure). And the runner killed with SIGKILL while its agent runs: the
  * agent runs on, and `ratchet run --takeover` after the lease's grace waits for it, never starts it
  * again, and leaves the attempt Indeterminate with the task BLOCKED for a person.
@@ -70,6 +71,29 @@ export const agentScenarios = (engine: Engine): void => {
       )
       expect(text.filter((line) => / TurnRecorded +runner:.* {2}impl#1 [a-zA-Z]+$/.test(line))).toHaveLength(11)
       expect(text.find((line) => line.includes("CommandExited"))).toMatch(/impl#1; exit 0; \d+ ms; 1 path changed$/)
+    })
+
+    it("starts codex exec in the workspace-write sandbox, records its stream, and reaches VERIFYING", async () => {
+      const world = await makeWorld(engine)
+      const codexStep = agentStep.replace("host: claude-code", "host: codex")
+      const taskId = await toPlanApproved(world, "Codex adds a flag", specText(), planOf([codexStep]))
+      const record = path.join(world.root, "record.json")
+      const env = { RATCHET_CODEX_BIN: StandIn.codex, STAND_IN_FIXTURE: StandIn.streamFile("codex", "success"), STAND_IN_WRITE: "test/flag.txt", STAND_IN_RECORD: record }
+      const ran = await world.run(["run", taskId, "--json"], { env })
+      expect(ran.code, ran.stderr).toBe(0)
+      const lines = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
+      expect(lines.at(-1).outcomes[0]).toMatchObject({ taskId, state: "VERIFYING", stop: "verifying" })
+      const seen = JSON.parse(fs.readFileSync(record, "utf8")) as { args: Array<string> }
+      expect(seen.args.slice(0, 4)).toEqual(["exec", "--json", "--sandbox", "workspace-write"])
+      expect(seen.args).not.toContain("--dangerously-bypass-approvals-and-sandbox")
+      const log = await events(world, taskId)
+      expect(transitionsOf(log)).toEqual(["impl#1:Pending→Running", "impl#1:Running→Succeeded"])
+      const reported = log.find((record) => record.type === "AgentReported")!.event
+      expect(reported).toMatchObject({ host: "codex", reason: null })
+      expect(reported.transcriptRef).toMatch(/^sha256:/)
+      expect(log.filter((record) => record.type === "TurnRecorded").length).toBeGreaterThan(0)
+      expect(fs.readFileSync(path.join(world.repo, "test", "flag.txt"), "utf8")).toBe("--json\n")
+      expect(await checkLog(world, taskId)).toMatchObject({ ok: true, state: "VERIFYING" })
     })
 
     it("an agent that hangs past its step's timeout: its process group is killed and the attempt is TimedOut", async () => {
